@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what the build and the tests need, only what is missing (idempotent):
+# Debian's emscripten, Highway, doctest and wabt; with --browser also Debian's
+# chromium (without recommends); the npm devDependencies from the lockfile.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_browser=0
+[ "${1:-}" = "--browser" ] && want_browser=1
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+command -v emcc >/dev/null 2>&1 || missing+=(emscripten)
+[ -f /usr/include/hwy/highway.h ] || missing+=(libhwy-dev)
+[ -f /usr/include/doctest/doctest.h ] || missing+=(doctest-dev)
+command -v wasm-objdump >/dev/null 2>&1 || missing+=(wabt)
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]} (apt)"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if [ "$want_browser" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
+  echo "setup: installing chromium (apt, no recommends)"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+# npm ci when node_modules is absent or older than the lockfile.
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "setup: npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+fi

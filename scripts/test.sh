@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs every test: native doctest (ctest), the same suite as wasm under node
+# (ctest), the JS tests through the package (node --test, including typings,
+# SIMD-in-the-wasm and pack-and-install), and the browser tests in headless
+# Chromium. Sets up and builds first; fails on the first failing layer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh --browser
+jobs=$(nproc 2>/dev/null || echo 2)
+
+echo "== native tests (ctest, doctest)"
+ctest --test-dir build --output-on-failure -j"$jobs"
+echo "== wasm tests (ctest, doctest under node)"
+ctest --test-dir build-wasm -V
+echo "== JS tests (node --test, through the package)"
+node --test tests/js/
+echo "== browser tests (headless Chromium)"
+node --test tests/browser/

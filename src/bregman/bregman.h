@@ -1,0 +1,97 @@
+// Sparse Bregman ("top-k") decoding: Noarov et al., "Foundations of Top-k
+// Decoding for Language Models", NeurIPS 2025 (arXiv 2505.19371).
+//
+// One decoding step recovers a sparse q on the simplex from the model's p:
+//   primal:  min_q  D_phi(q, p) + lambda * |supp q|
+//   dual:    min_q  D_phi(p, q) + lambda * |supp q|
+// over the alpha-entropy generator phi_a(x) = (x^a - x) / (a (a - 1)),
+// phi_1(x) = x log x (KL: plain top-k renormalisation). The optimal support is
+// a top-k set and the per-k cost is convex in k, so the adaptive k is the
+// smallest k with tau_k = D(k) - D(k+1) <= lambda, found by galloping +
+// bisection over a sorted prefix that grows only as far as the search needs.
+// Math, conventions and golden vectors: shared/spec/bregman.md.
+//
+// This is the float64 core: plain C++, no SIMD, no allocation after the
+// workspace has grown to the largest k seen.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace bd {
+
+enum class BregmanDivergence : uint8_t { kPrimal, kDual };
+
+struct BregmanParams {
+  BregmanDivergence divergence = BregmanDivergence::kPrimal;
+  double alpha = 1.0;   // > 0; dual needs >= 1, adaptive dual needs > 1
+  double lambda = 0.0;  // adaptive mode: cost per kept token, >= 0
+  size_t fixed_k = 0;   // > 0: fixed support size (lambda unused)
+  size_t k_min = 1;     // adaptive clamps, 1 <= k_min <= k_max
+  size_t k_max = SIZE_MAX;
+};
+
+// Returns nullptr when the parameters are valid, else a message that names the
+// offending field (for RangeError at the JS boundary). Encodes the spec's
+// binding rules: alpha > 0 and finite; dual needs alpha >= 1; adaptive dual
+// needs alpha > 1 (alpha <= 1 never truncates); lambda >= 0 and finite;
+// 1 <= k_min <= k_max.
+const char* ValidateBregmanParams(const BregmanParams& params);
+
+// The probabilities p, sorted descending (ties: lower token id first), made
+// available a prefix at a time so that a decoder which stops at a small k
+// never sorts the whole vocabulary.
+class SortedProbs {
+ public:
+  virtual ~SortedProbs() = default;
+  // Number of candidates (including any with p == 0).
+  virtual size_t Size() const = 0;
+  // Pointer to at least min(need, Size()) leading sorted probabilities. May
+  // invalidate earlier pointers.
+  virtual const double* Prefix(size_t need) = 0;
+  // sum_i p_i^alpha over all candidates (only called for alpha != 1, to
+  // report the objective's tail term).
+  virtual double SumPow(double alpha) = 0;
+};
+
+// A SortedProbs over an array that is already sorted descending.
+class SortedProbsArray final : public SortedProbs {
+ public:
+  SortedProbsArray(const double* p, size_t n) : p_(p), n_(n) {}
+  size_t Size() const override { return n_; }
+  const double* Prefix(size_t) override { return p_; }
+  double SumPow(double alpha) override;
+
+ private:
+  const double* p_;
+  size_t n_;
+};
+
+struct BregmanResult {
+  size_t k = 0;            // support size: the k largest probabilities
+  double objective = 0.0;  // D(k) + lambda * k (fixed k: D(k))
+};
+
+// Reusable scratch for the decoder; grows to the largest prefix seen.
+struct BregmanWorkspace {
+  std::vector<double> q;        // renormalised support, sorted order
+  std::vector<double> scratch;  // solver temporaries
+};
+
+// Decodes one distribution. q (k values, aligned with the sorted prefix,
+// summing to 1) is left in ws.q. Parameters must be valid.
+BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
+                            BregmanWorkspace& ws);
+
+// Building blocks, exposed for tests and for the documentation scripts.
+// Renormalises the kept p[0..k) (descending, sum <= 1) into q[0..k) and
+// returns the in-support divergence R (the per-k cost without the zeroing
+// terms of the dropped tokens).
+double BregmanRenormalise(BregmanDivergence divergence, double alpha,
+                          const double* p, size_t k, double* q,
+                          double* scratch);
+// Cost of setting a coordinate with probability p to zero.
+double BregmanZeroCost(BregmanDivergence divergence, double alpha, double p);
+
+}  // namespace bd

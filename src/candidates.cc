@@ -1,0 +1,158 @@
+#include "candidates.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include "kernels/softmax.h"
+#include "kernels/threshold.h"
+#include "workspace.h"
+
+namespace bd {
+namespace {
+
+// A 64-bit key whose descending order is (logit descending, id ascending):
+// the project's candidate order. Keys are unique, so nth_element/sort give the
+// same result with every standard library (native and wasm agree).
+inline uint64_t OrderKey(float logit, int32_t id) {
+  uint32_t bits;
+  std::memcpy(&bits, &logit, sizeof(bits));
+  bits = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+  return (static_cast<uint64_t>(bits) << 32) |
+         (0xFFFFFFFFu - static_cast<uint32_t>(id));
+}
+inline float KeyLogit(uint64_t key) {
+  uint32_t bits = static_cast<uint32_t>(key >> 32);
+  bits = (bits & 0x80000000u) ? (bits & 0x7FFFFFFFu) : ~bits;
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+inline int32_t KeyId(uint64_t key) {
+  return static_cast<int32_t>(0xFFFFFFFFu - static_cast<uint32_t>(key));
+}
+
+// Puts the largest `m` of ids/logits[0..n) first, in order. O(n + m log m).
+void PartialSortByKey(int32_t* ids, float* logits, size_t n, size_t m,
+                      uint64_t* keys) {
+  for (size_t i = 0; i < n; ++i) keys[i] = OrderKey(logits[i], ids[i]);
+  if (m < n) std::nth_element(keys, keys + m, keys + n, std::greater<uint64_t>());
+  std::sort(keys, keys + m, std::greater<uint64_t>());
+  for (size_t i = 0; i < n; ++i) {
+    ids[i] = KeyId(keys[i]);
+    logits[i] = KeyLogit(keys[i]);
+  }
+}
+
+// Largest threshold t (found by widening then bisecting a gap below the max)
+// with CountAtLeast(t) >= want, while keeping the count near `want` so the
+// survivors' sort stays small. Invariant: count(t_lo) >= want > count(t_hi).
+float ThresholdForTop(const float* row, size_t n, float max, size_t want,
+                      size_t finite) {
+  if (want >= finite) return -FLT_MAX;
+  float gap = std::max(1.0f, std::fabs(max)) * 1e-3f;
+  float t_hi = max;  // nothing above max
+  // count(max) may already reach `want` (ties at the top).
+  size_t c = CountAtLeast(row, n, max);
+  if (c >= want) return max;
+  float t_lo;
+  for (;;) {
+    t_lo = max - gap;
+    if (!(t_lo > -FLT_MAX) || gap > 1e30f) return -FLT_MAX;
+    c = CountAtLeast(row, n, t_lo);
+    if (c >= want) break;
+    t_hi = t_lo;
+    gap *= 8.0f;
+  }
+  const size_t enough = 4 * want + 256;
+  for (int iter = 0; iter < 24 && c > enough; ++iter) {
+    const float mid = t_lo + (t_hi - t_lo) * 0.5f;
+    if (!(mid > t_lo && mid < t_hi)) break;  // float resolution reached
+    const size_t cm = CountAtLeast(row, n, mid);
+    if (cm >= want) {
+      t_lo = mid;
+      c = cm;
+    } else {
+      t_hi = mid;
+    }
+  }
+  return t_lo;
+}
+
+}  // namespace
+
+void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
+  if (!c.truncated) {
+    const size_t want_min = std::min(m, c.row_finite);
+    if (c.size >= want_min) return;
+    // Grow geometrically so repeated requests cost O(V) amortised passes.
+    const size_t want =
+        std::min(c.row_finite, std::max(want_min, std::max<size_t>(64, 2 * c.size)));
+    const float t = ThresholdForTop(c.row, c.vocab, c.row_max, want, c.row_finite);
+    const size_t n = GatherAtLeast(c.row, c.vocab, t, ws.tmp_ids.data(),
+                                   ws.tmp_logits.data());
+    PartialSortByKey(ws.tmp_ids.data(), ws.tmp_logits.data(), n, want, ws.keys.data());
+    std::memcpy(ws.ids.data(), ws.tmp_ids.data(), want * sizeof(int32_t));
+    std::memcpy(ws.logits.data(), ws.tmp_logits.data(), want * sizeof(float));
+    c.ids = ws.ids.data();
+    c.logits = ws.logits.data();
+    c.size = want;
+    c.sorted = want;
+    return;
+  }
+  const size_t want = std::min(m, c.size);
+  if (c.sorted >= want) return;
+  // The unsorted tail holds only entries below the sorted head.
+  PartialSortByKey(c.ids + c.sorted, c.logits + c.sorted, c.size - c.sorted,
+                   want - c.sorted, ws.keys.data());
+  c.sorted = want;
+}
+
+void TruncateToSorted(Candidates& c, size_t j) {
+  if (j < c.size) c.probs_valid = false;
+  c.truncated = true;
+  c.size = j;
+  c.sorted = std::min(c.sorted, j);
+}
+
+void KeepAtLeast(Candidates& c, float t, Workspace& ws) {
+  if (!c.truncated) {
+    c.size = GatherAtLeast(c.row, c.vocab, t, ws.ids.data(), ws.logits.data());
+    c.ids = ws.ids.data();
+    c.logits = ws.logits.data();
+    c.sorted = 0;
+    c.truncated = true;
+    c.probs_valid = false;
+    return;
+  }
+  size_t kept = 0, kept_sorted = 0;
+  for (size_t i = 0; i < c.size; ++i) {
+    if (c.logits[i] >= t) {
+      c.ids[kept] = c.ids[i];
+      c.logits[kept] = c.logits[i];
+      if (i < c.sorted) ++kept_sorted;
+      ++kept;
+    }
+  }
+  c.size = kept;
+  c.sorted = kept_sorted;
+  c.probs_valid = false;
+}
+
+float CandidateMax(const Candidates& c) {
+  if (!c.truncated) return c.row_max;
+  if (c.sorted > 0) return c.logits[0];
+  float m = -INFINITY;
+  for (size_t i = 0; i < c.size; ++i) m = std::max(m, c.logits[i]);
+  return m;
+}
+
+double CandidateExpSum(const Candidates& c, float max) {
+  const float scale = static_cast<float>(1.0 / c.temperature);
+  if (!c.truncated) return ExpSum(c.row, c.vocab, max, scale);
+  return ExpSum(c.logits, c.size, max, scale);
+}
+
+}  // namespace bd

@@ -1,0 +1,64 @@
+// The candidate set every stage reads and narrows (llama.cpp's
+// llama_token_data_array, but structure-of-arrays and lazy):
+//  - before any truncation the candidates are the whole logits row, never
+//    materialised; stages that need order ask for a sorted prefix of it, which
+//    is grown on demand by threshold selection (no sort of the vocabulary);
+//  - after a truncation they are an explicit list (ids, logits), whose first
+//    `sorted` entries are in final order (logit descending, lower id first).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace bd {
+
+struct Workspace;
+
+struct Candidates {
+  // Full row (owned by the workspace): logits of the whole vocabulary.
+  float* row = nullptr;
+  size_t vocab = 0;
+  float row_max = 0.0f;   // max over the row (kept current by stages)
+  size_t row_finite = 0;  // number of finite logits in the row (0: not yet counted)
+
+  bool truncated = false;
+  // When !truncated: the sorted top `size` of the row (a cache).
+  // When truncated: the candidate list; its first `sorted` entries are sorted.
+  int32_t* ids = nullptr;
+  float* logits = nullptr;
+  size_t size = 0;
+  size_t sorted = 0;
+
+  // Temperature of the distribution: p_i is proportional to
+  // exp((logit_i - max) / temperature). Kept as a factor (not applied to the
+  // logits) so order is always decided on the original logits and every stage
+  // after the temperature sees the tempered law.
+  double temperature = 1.0;
+
+  // Optional explicit probabilities of the list (after a stage like Bregman
+  // whose output is not softmax(logits)); ids-aligned, valid when set.
+  double* probs = nullptr;
+  bool probs_valid = false;
+
+  // Number of candidates (finite logits in the row, or the list size).
+  size_t Count() const { return truncated ? size : row_finite; }
+};
+
+// Ensures the first min(m, Count()) candidates in order are available in
+// c.ids / c.logits. Cost: O(V) SIMD passes plus a sort of about m survivors.
+void EnsureSorted(Candidates& c, size_t m, Workspace& ws);
+
+// Keeps only the first j (<= available sorted) candidates.
+void TruncateToSorted(Candidates& c, size_t j);
+
+// Keeps the candidates with logit >= t (order preserved). O(Count()).
+void KeepAtLeast(Candidates& c, float t, Workspace& ws);
+
+// Max logit among the candidates.
+float CandidateMax(const Candidates& c);
+
+// Z = sum exp((l - max) / temperature) over the candidates, in double.
+double CandidateExpSum(const Candidates& c, float max);
+
+}  // namespace bd

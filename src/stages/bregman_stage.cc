@@ -1,0 +1,69 @@
+// The Bregman decoder as a chain stage: hands the float64 core the candidate
+// probabilities in sorted order, a prefix at a time, so an adaptive search
+// that stops at a small k never sorts the vocabulary.
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/softmax.h"
+#include "stages/stages.h"
+
+namespace bd {
+namespace {
+
+class CandidateProbs final : public SortedProbs {
+ public:
+  CandidateProbs(Candidates& c, Workspace& ws)
+      : c_(c), ws_(ws), max_(CandidateMax(c)), z_(CandidateExpSum(c, max_)) {}
+
+  size_t Size() const override { return c_.Count(); }
+
+  const double* Prefix(size_t need) override {
+    need = std::min(need, c_.Count());
+    if (need > converted_) {
+      EnsureSorted(c_, need, ws_);
+      // EnsureSorted grows the prefix geometrically; convert what it gave.
+      const size_t avail = c_.truncated ? c_.sorted : c_.size;
+      if (ws_.prefix_p.size() < avail) ws_.prefix_p.resize(std::max(avail, 2 * ws_.prefix_p.size()));
+      for (size_t i = converted_; i < avail; ++i) {
+        ws_.prefix_p[i] = std::exp((static_cast<double>(c_.logits[i]) - max_) / c_.temperature) / z_;
+      }
+      converted_ = avail;
+    }
+    return ws_.prefix_p.data();
+  }
+
+  double SumPow(double alpha) override {
+    // sum p_i^a = sum exp(a (l_i - max) / T) / Z^a.
+    const float a = static_cast<float>(alpha / c_.temperature);
+    const double s = c_.truncated ? ExpSum(c_.logits, c_.size, max_, a)
+                                  : ExpSum(c_.row, c_.vocab, max_, a);
+    return s / std::pow(z_, alpha);
+  }
+
+ private:
+  Candidates& c_;
+  Workspace& ws_;
+  float max_;
+  double z_;
+  size_t converted_ = 0;
+};
+
+}  // namespace
+
+double ApplyBregman(Candidates& c, const BregmanParams& params, Workspace& ws) {
+  CandidateProbs probs(c, ws);
+  const BregmanResult r = DecodeBregman(params, probs, ws.bregman);
+  EnsureSorted(c, r.k, ws);
+  TruncateToSorted(c, r.k);
+  for (size_t i = 0; i < r.k; ++i) {
+    ws.probs[i] = ws.bregman.q[i];
+    // Keep the logits consistent with q for any stage that runs later.
+    c.logits[i] = static_cast<float>(std::log(ws.bregman.q[i]));
+  }
+  c.probs = ws.probs.data();
+  c.probs_valid = true;
+  c.temperature = 1.0;  // the logits are now log q itself
+  return r.objective;
+}
+
+}  // namespace bd

@@ -1,0 +1,36 @@
+// The stages of the default chain, each a small function over the shared
+// candidate set (the apply() of llama.cpp's llama_sampler_i). Each documents
+// its rule and boundary in docs/samplers.md; the order they run in is
+// decoder.cc's RunChain.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "bregman/bregman.h"
+#include "candidates.h"
+#include "workspace.h"
+
+namespace bd {
+
+// Keeps the k most probable (ties: lower id first); k >= Count() is a no-op.
+void ApplyTopK(Candidates& c, size_t k, Workspace& ws);
+
+// Keeps the smallest most-probable prefix whose mass reaches p (llama.cpp;
+// reached means >= p within 1e-6 relative, so exact prefix sums written as
+// float32 logits stop where the arithmetic says), and at least min_keep.
+void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws);
+
+// Keeps p_i >= min_p * p_max, i.e. logit_i >= max + T log(min_p) (llama.cpp),
+// and at least min_keep.
+void ApplyMinP(Candidates& c, float min_p, size_t min_keep, Workspace& ws);
+
+// Tempers the distribution: p_i proportional to exp(l_i / t) from here on
+// (stored as a factor; the logits and their order are untouched).
+void ApplyTemperature(Candidates& c, float t);
+
+// Sparse Bregman decoding of p = softmax(candidate logits). Leaves the
+// renormalised q in c.probs (probs_valid) and returns the objective.
+double ApplyBregman(Candidates& c, const BregmanParams& params, Workspace& ws);
+
+}  // namespace bd

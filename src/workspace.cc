@@ -1,0 +1,21 @@
+#include "workspace.h"
+
+#include "kernels/threshold.h"
+
+namespace bd {
+
+void Workspace::Reserve(size_t vocab) {
+  const size_t n = vocab + kCompressSlack;
+  if (row.size() >= n) return;
+  row.resize(n);
+  ids.resize(n);
+  logits.resize(n);
+  tmp_ids.resize(n);
+  tmp_logits.resize(n);
+  keys.resize(n);
+  probs.resize(n);
+  out_ids.resize(n);
+  out_probs.resize(n);
+}
+
+}  // namespace bd

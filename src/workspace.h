@@ -1,0 +1,33 @@
+// All scratch memory of a decoder, reused across calls: buffers grow to the
+// largest vocabulary seen and are never freed or reallocated afterwards, so a
+// steady-state decode performs no allocation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "bregman/bregman.h"
+#include "candidates.h"
+
+namespace bd {
+
+struct Workspace {
+  std::vector<float> row;        // working copy of the logits row
+  std::vector<int32_t> ids;      // candidate ids (list or sorted prefix)
+  std::vector<float> logits;     // candidate logits
+  std::vector<int32_t> tmp_ids;  // selection scratch
+  std::vector<float> tmp_logits;
+  std::vector<uint64_t> keys;    // (logit, id) sort keys of survivors
+  std::vector<double> probs;     // explicit candidate probabilities
+  std::vector<double> prefix_p;  // sorted probabilities handed to Bregman
+  BregmanWorkspace bregman;
+  // Output of the last call.
+  std::vector<int32_t> out_ids;
+  std::vector<float> out_probs;
+
+  // Makes room for a row of `vocab` tokens (no-op when already large enough).
+  void Reserve(size_t vocab);
+};
+
+}  // namespace bd

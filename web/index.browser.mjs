@@ -1,0 +1,20 @@
+// Entry for browsers, workers and bundlers: the ES module build and its .wasm.
+import createBregmanModule from './bregman_decoders.mjs';
+import { createApi } from './api.mjs';
+
+function entropy32() {
+  const a = new Uint32Array(1);
+  globalThis.crypto.getRandomValues(a);
+  return a[0];
+}
+
+/**
+ * Instantiates the wasm module. Call once and reuse the result.
+ * @param {{wasmBinary?: ArrayBuffer|Uint8Array, locateFile?: (path: string, prefix: string) => string}} [init]
+ */
+export async function load(init = {}) {
+  const M = await createBregmanModule({ ...init });
+  return createApi(M, entropy32);
+}
+
+export default load;
