@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 
+#include "kernels/row_scan.h"
 #include "kernels/softmax.h"
 #include "kernels/threshold.h"
 #include "workspace.h"
@@ -139,6 +140,53 @@ void KeepAtLeast(Candidates& c, float t, Workspace& ws) {
   c.size = kept;
   c.sorted = kept_sorted;
   c.probs_valid = false;
+}
+
+float GetLogit(const Candidates& c, int32_t id) {
+  if (!c.truncated) {
+    return (id >= 0 && static_cast<size_t>(id) < c.vocab) ? c.row[id] : -INFINITY;
+  }
+  for (size_t i = 0; i < c.size; ++i) {
+    if (c.ids[i] == id) return c.logits[i];
+  }
+  return -INFINITY;
+}
+
+void EditLogit(Candidates& c, int32_t id, float logit) {
+  if (!c.truncated) {
+    if (id < 0 || static_cast<size_t>(id) >= c.vocab || c.row[id] == -INFINITY) return;
+    c.row[id] = logit;
+    c.row_edited = true;
+    c.size = 0;  // the sorted prefix cache is stale
+    c.sorted = 0;
+    return;
+  }
+  for (size_t i = 0; i < c.size; ++i) {
+    if (c.ids[i] != id) continue;
+    if (logit == -INFINITY) {
+      // Removal keeps the others in order.
+      for (size_t j = i + 1; j < c.size; ++j) {
+        c.ids[j - 1] = c.ids[j];
+        c.logits[j - 1] = c.logits[j];
+      }
+      --c.size;
+      c.sorted = std::min(c.sorted, i);
+    } else {
+      c.logits[i] = logit;
+      c.sorted = 0;  // the new value may belong anywhere in the order
+    }
+    c.probs_valid = false;
+    return;
+  }
+}
+
+void FinishEdits(Candidates& c) {
+  if (!c.truncated && c.row_edited) {
+    const RowScan scan = ScanRow(c.row, c.vocab);
+    c.row_max = scan.max;
+    c.row_finite = CountAtLeast(c.row, c.vocab, -FLT_MAX);
+    c.row_edited = false;
+  }
 }
 
 float CandidateMax(const Candidates& c) {

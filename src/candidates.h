@@ -20,7 +20,8 @@ struct Candidates {
   float* row = nullptr;
   size_t vocab = 0;
   float row_max = 0.0f;   // max over the row (kept current by stages)
-  size_t row_finite = 0;  // number of finite logits in the row (0: not yet counted)
+  size_t row_finite = 0;  // number of finite logits in the row
+  bool row_edited = false;  // row_max / row_finite need FinishEdits
 
   bool truncated = false;
   // When !truncated: the sorted top `size` of the row (a cache).
@@ -54,6 +55,19 @@ void TruncateToSorted(Candidates& c, size_t j);
 
 // Keeps the candidates with logit >= t (order preserved). O(Count()).
 void KeepAtLeast(Candidates& c, float t, Workspace& ws);
+
+// Logit of token `id` if it is a candidate, else -inf. Full row: O(1);
+// list: O(Count()).
+float GetLogit(const Candidates& c, int32_t id);
+
+// Sets the logit of candidate `id` (no-op when it is not a candidate; -inf
+// removes it). For penalties, biases and bans. Full row: O(1), with the row's
+// max and finite count refreshed by one SIMD pass in FinishEdits; list:
+// O(Count()) per edit. Invalidates the sorted prefix and explicit probs.
+void EditLogit(Candidates& c, int32_t id, float logit);
+
+// Call once after a batch of EditLogit: refreshes the row statistics.
+void FinishEdits(Candidates& c);
 
 // Max logit among the candidates.
 float CandidateMax(const Candidates& c);

@@ -168,6 +168,8 @@ size_t Decoder::WorkspaceBytes() const {
          ws_.logits.capacity() * sizeof(float) + ws_.tmp_ids.capacity() * sizeof(int32_t) +
          ws_.tmp_logits.capacity() * sizeof(float) + ws_.keys.capacity() * sizeof(uint64_t) +
          ws_.probs.capacity() * sizeof(double) + ws_.prefix_p.capacity() * sizeof(double) +
+         ws_.stage_i32.capacity() * sizeof(int32_t) + ws_.stage_f32.capacity() * sizeof(float) +
+         ws_.stage_f64.capacity() * sizeof(double) +
          ws_.out_ids.capacity() * sizeof(int32_t) + ws_.out_probs.capacity() * sizeof(float);
 }
 

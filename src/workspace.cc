@@ -14,6 +14,9 @@ void Workspace::Reserve(size_t vocab) {
   tmp_logits.resize(n);
   keys.resize(n);
   probs.resize(n);
+  stage_i32.resize(n);
+  stage_f32.resize(n);
+  stage_f64.resize(n);
   out_ids.resize(n);
   out_probs.resize(n);
 }

@@ -22,6 +22,11 @@ struct Workspace {
   std::vector<double> probs;     // explicit candidate probabilities
   std::vector<double> prefix_p;  // sorted probabilities handed to Bregman
   BregmanWorkspace bregman;
+  // General scratch for stages (each sized vocab + slack by Reserve): a stage
+  // may use them freely within its Apply, never across stages.
+  std::vector<int32_t> stage_i32;
+  std::vector<float> stage_f32;
+  std::vector<double> stage_f64;
   // Output of the last call.
   std::vector<int32_t> out_ids;
   std::vector<float> out_probs;

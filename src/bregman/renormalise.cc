@@ -1,0 +1,72 @@
+// BregmanRenormalise: dispatch to the closed forms of spec section 3 where
+// they exist, else to the general solvers.
+
+#include "bregman/renormalise.h"
+
+#include <cmath>
+#include <cstddef>
+
+#include "bregman/alpha_family.h"
+#include "bregman/bregman.h"
+#include "bregman/closed_forms.h"
+
+namespace bd {
+
+using namespace bregman_detail;
+
+double BregmanRenormalise(BregmanDivergence divergence, double alpha,
+                          const double* p, size_t k, double* q,
+                          double* scratch) {
+  if (k == 0) return 0.0;
+  const bool primal = divergence == BregmanDivergence::kPrimal;
+  double kept = 0.0;
+  for (size_t i = 0; i < k; ++i) kept += p[i];
+
+  // KL: proportional in both directions. The dual with alpha < 1 is outside
+  // the contract (ValidateBregmanParams rejects it); it is routed here only so
+  // that it stays well defined.
+  if (alpha == 1.0 || DualNeverTruncates(divergence, alpha)) {
+    const double inv = 1.0 / kept;
+    for (size_t i = 0; i < k; ++i) q[i] = p[i] * inv;
+    return primal ? KLPrimalCost(kept) : KLDualCost(kept);
+  }
+
+  const double rem = RemainingMass(kept);
+  if (rem == 0.0) {  // nu = 0: nothing to add
+    for (size_t i = 0; i < k; ++i) q[i] = p[i];
+    return 0.0;
+  }
+
+  if (alpha == 2.0) {  // Euclidean: primal = dual, equal additive shift
+    const double shift = rem / static_cast<double>(k);
+    for (size_t i = 0; i < k; ++i) q[i] = p[i] + shift;
+    return EuclidCost(rem, k);
+  }
+
+  if (k == 1) {  // q = (1): only the cost needs computing
+    q[0] = 1.0;
+    const double p0 = p[0];
+    if (p0 == 0.0) {
+      return primal ? DivergenceFromZero(alpha, 1.0) : DivergenceToZero(alpha, 1.0);
+    }
+    // d(1, p) = p^a g(log(1/p)); d(p, 1) = g(log p).
+    return primal ? DivergenceByLogRatio(alpha, p0, -std::log(p0))
+                  : ScaledDivergence(alpha, std::log(p0));
+  }
+
+  if (primal && alpha == 1.5) {
+    double root_sum = 0.0;
+    for (size_t i = 0; i < k; ++i) root_sum += std::sqrt(p[i]);
+    const double c = SqrtShift(rem, root_sum, k);
+    for (size_t i = 0; i < k; ++i) {
+      const double r = std::sqrt(p[i]);
+      q[i] = p[i] + c * (2.0 * r + c);  // (sqrt(p) + c)^2 without cancellation
+    }
+    return SqrtPrimalCost(c, root_sum, k);
+  }
+
+  return primal ? RenormalisePrimalGeneral(alpha, p, k, rem, q, scratch)
+                : RenormaliseDualGeneral(alpha, p, k, rem, q, scratch);
+}
+
+}  // namespace bd

@@ -1,0 +1,145 @@
+// Dual renormalisation for alpha > 1, alpha != 2 (spec section 3.2).
+//
+// KKT: h_p(q) = q^{alpha-2} (q - p) = nu for every kept token. Each h_p is
+// increasing on q >= p, so q_i(nu) is a well-defined increasing map; the outer
+// equation F(nu) = sum q_i(nu) - 1 = 0 is solved by safeguarded Newton on
+// nu in (0, 1) (nu >= 1 would force every q_i >= 1).
+//
+// Everything is carried as the increment delta = q - p, which the solvers
+// obtain with full relative precision even when it is tiny next to p; the
+// divergence then uses log(p / q) = -log1p(delta / p).
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+#include "bregman/alpha_family.h"
+#include "bregman/renormalise.h"
+#include "bregman/root_finding.h"
+
+namespace bd {
+namespace bregman_detail {
+namespace {
+
+enum class Inner { kSqrt, kCubic, kGeneral };  // alpha = 1.5, 3, other
+
+// delta = q - p solving (p + delta)^{alpha-2} delta = nu, for p > 0 and nu > 0.
+// p_pow = p^{2-alpha} and nu_root = nu^{1/(alpha-1)} are the small- and
+// large-delta asymptotes of the solution.
+double Increment(Inner inner, double alpha, double p, double p_pow, double nu,
+                 double nu_root) {
+  switch (inner) {
+    case Inner::kSqrt: {
+      // q^{-1/2} (q - p) = nu: w = sqrt(q) solves w^2 - nu w - p = 0, and
+      // q - p = nu w.
+      const double w = 0.5 * (nu + std::sqrt(nu * nu + 4.0 * p));
+      return nu * w;
+    }
+    case Inner::kCubic:
+      // q (q - p) = nu: q - p = 2 nu / (p + sqrt(p^2 + 4 nu)).
+      return 2.0 * nu / (p + std::sqrt(p * p + 4.0 * nu));
+    case Inner::kGeneral:
+      break;
+  }
+  // Newton in y = log(delta) on G(y) = log((p + delta)^{alpha-2} delta / nu),
+  // G' = 1 + (alpha-2) theta with theta = delta / (p + delta), so G' lies
+  // between 1 and alpha - 1. Bounding log(p + delta) between max(log p, y) and
+  // that plus log 2 brackets the root:
+  //   alpha > 2: y0 = min(asymptotes), root in [y0 - (alpha-2) log 2, y0];
+  //   alpha < 2: y0 = max(asymptotes), root in [y0, y0 + (2-alpha) log 2 / (alpha-1)].
+  // G is convex in y for alpha > 2 and concave for alpha < 2, so Newton from
+  // y0 (the end on the correct side) converges monotonically; the bracket is
+  // only a safeguard. Steps are applied multiplicatively to delta, so delta
+  // keeps full relative precision.
+  const double small = nu * p_pow;
+  double delta, lo, hi;
+  if (alpha > 2.0) {
+    delta = std::min(small, nu_root);
+    hi = delta;
+    lo = delta * std::exp2(-(alpha - 2.0));
+  } else {
+    delta = std::max(small, nu_root);
+    lo = delta;
+    // The spec's bound q <= max(2p, (2 nu)^{1/(alpha-1)}) keeps hi finite as
+    // alpha -> 1, where the log-space width blows up.
+    hi = std::min(delta * std::exp2((2.0 - alpha) / (alpha - 1.0)),
+                  std::max(p, std::pow(2.0 * nu, 1.0 / (alpha - 1.0))));
+    hi = std::max(hi, lo);
+  }
+  for (int it = 0; it < 100; ++it) {
+    const double q = p + delta;
+    const double g = std::log(std::pow(q, alpha - 2.0) * delta / nu);
+    if (g == 0.0) break;
+    if (g > 0.0) {
+      hi = std::min(hi, delta);
+    } else {
+      lo = std::max(lo, delta);
+    }
+    const double step = g / (1.0 + (alpha - 2.0) * (delta / q));
+    double next = delta * std::exp(-step);
+    if (!(next >= lo && next <= hi)) next = std::sqrt(lo) * std::sqrt(hi);
+    const bool done = std::fabs(step) <= 1e-12 || next == delta;
+    delta = next;
+    if (done) break;
+  }
+  return delta;
+}
+
+}  // namespace
+
+double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
+                              double rem, double* q, double* scratch) {
+  const Inner inner = alpha == 1.5 ? Inner::kSqrt
+                      : alpha == 3.0 ? Inner::kCubic
+                                     : Inner::kGeneral;
+  const double b = alpha - 1.0;
+  double* p_pow = scratch;  // p^{2-alpha} (0 for p = 0)
+  double slope_at_zero = 0.0;
+  for (size_t i = 0; i < k; ++i) {
+    p_pow[i] = p[i] > 0.0 ? std::pow(p[i], 2.0 - alpha) : 0.0;
+    slope_at_zero += p_pow[i];
+  }
+
+  // d delta / d nu = 1 / h'(q) = delta / (nu (1 + (alpha-2) theta)), from
+  // h'(q) = q^{alpha-3} ((alpha-1) q - (alpha-2) p) and q^{alpha-2} delta = nu.
+  auto eval = [&](double nu, double* f, double* df) {
+    const double nu_root = std::pow(nu, 1.0 / b);
+    double sum = -rem;
+    double slope = 0.0;
+    for (size_t i = 0; i < k; ++i) {
+      double delta;
+      if (p[i] > 0.0) {
+        delta = Increment(inner, alpha, p[i], p_pow[i], nu, nu_root);
+        const double theta = delta / (p[i] + delta);
+        slope += delta / (nu * (1.0 + (alpha - 2.0) * theta));
+      } else {
+        delta = nu_root;  // q^{alpha-1} = nu
+        slope += delta / (nu * b);
+      }
+      sum += delta;
+    }
+    *f = sum;
+    *df = slope;
+  };
+
+  double nu0 = slope_at_zero > 0.0 ? rem / slope_at_zero : 0.5;
+  if (!(nu0 > 0.0 && nu0 < 1.0)) nu0 = 0.5;
+  const double nu = SafeguardedNewton(eval, 0.0, 1.0, nu0);
+
+  const double nu_root = std::pow(nu, 1.0 / b);
+  double cost = 0.0;
+  for (size_t i = 0; i < k; ++i) {
+    if (p[i] > 0.0) {
+      const double delta = Increment(inner, alpha, p[i], p_pow[i], nu, nu_root);
+      q[i] = p[i] + delta;
+      cost += DivergenceByLogRatio(alpha, q[i], -std::log1p(delta / p[i]));
+    } else {
+      q[i] = nu_root;
+      cost += DivergenceToZero(alpha, nu_root);  // d(0, q)
+    }
+  }
+  return cost;
+}
+
+}  // namespace bregman_detail
+}  // namespace bd

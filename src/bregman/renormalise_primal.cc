@@ -1,0 +1,99 @@
+// Primal renormalisation for general alpha != 1 (spec section 3.1).
+//
+// KKT: phi'(q_i) = phi'(p_i) + nu, i.e. q_i = (p_i^b + b nu)^{1/b} with
+// b = alpha - 1. Evaluated as
+//   t_i = b nu p_i^{-b},  l_i = log(q_i / p_i) = log1p(t_i) / b,
+// which stays exact as b -> 0 (it tends to l_i = nu, the KL map), so no
+// switch to KL is needed near alpha = 1. F(nu) = sum q_i(nu) - 1 is
+// increasing with F' = sum q_i^{2-alpha}, convex for alpha < 2 and concave
+// for alpha > 2.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+#include "bregman/alpha_family.h"
+#include "bregman/renormalise.h"
+#include "bregman/root_finding.h"
+
+namespace bd {
+namespace bregman_detail {
+
+double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
+                                double rem, double* q, double* scratch) {
+  const double b = alpha - 1.0;
+  // pow_b[i] = p_i^b, so that q_i^b = p_i^b + b nu. Stored this way round
+  // (not p^{-b}) so that a tiny p with large alpha underflows to 0 and is
+  // treated as the zero-probability token it effectively is, instead of
+  // overflowing.
+  double* pow_b = scratch;
+  double slope_at_zero = 0.0;  // F'(0) over the positive p: sum p_i^{2-alpha}
+  double min_pow_b = HUGE_VAL;
+  size_t gaining = 0;  // tokens with p^b == 0 (alpha > 1): they get (b nu)^{1/b}
+  for (size_t i = 0; i < k; ++i) {
+    if (p[i] > 0.0) {
+      pow_b[i] = std::pow(p[i], b);
+      if (pow_b[i] > 0.0) slope_at_zero += p[i] / pow_b[i];
+    } else {
+      // 0^b: 0 for alpha > 1; for alpha < 1 phi'(0) = -inf pins q at 0.
+      pow_b[i] = b > 0.0 ? 0.0 : HUGE_VAL;
+    }
+    if (pow_b[i] == 0.0) ++gaining;
+    min_pow_b = std::min(min_pow_b, pow_b[i]);
+  }
+  const double gaining_d = static_cast<double>(gaining);
+
+  // Bracket (spec 3.1): alpha > 1: at nu = k^{-b}/b every q_i >= 1/k.
+  // alpha < 1: q of the largest p blows up as nu -> p_max^b / (-b).
+  const double hi = b > 0.0 ? std::pow(static_cast<double>(k), -b) / b
+                            : min_pow_b / (-b);
+
+  auto eval = [&](double nu, double* f, double* df) {
+    double sum = -rem;
+    double slope = 0.0;
+    const double shift = b * nu;  // q^b - p^b
+    for (size_t i = 0; i < k; ++i) {
+      const double pb = pow_b[i];
+      if (pb == 0.0 || pb == HUGE_VAL) continue;
+      const double ratio_m1 = std::expm1(std::log1p(shift / pb) / b);  // q/p - 1
+      const double qi = p[i] + p[i] * ratio_m1;
+      sum += p[i] * ratio_m1;
+      slope += qi / (pb + shift);  // q^{2-alpha} = q * q^{-b}
+    }
+    if (gaining > 0) {
+      const double z = std::pow(shift, 1.0 / b);
+      sum += gaining_d * z;
+      slope += gaining_d * z / shift;
+    }
+    *f = sum;
+    *df = slope;
+  };
+
+  // First-order guess nu0 = rem / F'(0): right of the root when F is convex
+  // (alpha < 2) and left of it when concave (alpha > 2), so Newton from there
+  // converges monotonically.
+  double nu0 = slope_at_zero > 0.0 ? rem / slope_at_zero : 0.5 * hi;
+  if (!(nu0 > 0.0 && nu0 < hi)) nu0 = 0.5 * hi;
+  const double nu = SafeguardedNewton(eval, 0.0, hi, nu0);
+
+  const double shift = b * nu;
+  const double zero_mass = gaining > 0 ? std::pow(shift, 1.0 / b) : 0.0;
+  double cost = 0.0;
+  for (size_t i = 0; i < k; ++i) {
+    const double pb = pow_b[i];
+    if (pb == HUGE_VAL) {  // p = 0, alpha < 1
+      q[i] = 0.0;
+    } else if (pb == 0.0) {
+      q[i] = zero_mass;
+      cost += DivergenceFromZero(alpha, zero_mass);
+    } else {
+      const double log_ratio = std::log1p(shift / pb) / b;
+      q[i] = p[i] + p[i] * std::expm1(log_ratio);
+      cost += p[i] * pb * ScaledDivergence(alpha, log_ratio);  // p^alpha g(L)
+    }
+  }
+  return cost;
+}
+
+}  // namespace bregman_detail
+}  // namespace bd
