@@ -1,0 +1,139 @@
+#include "stages/dry.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+
+namespace bd {
+namespace {
+
+inline bool InVocab(int32_t id, size_t vocab) {
+  return id >= 0 && static_cast<size_t>(id) < vocab;
+}
+
+inline bool IsBreaker(int32_t t, const DryParams& p) {
+  return std::find(p.breakers, p.breakers + p.n_breakers, t) != p.breakers + p.n_breakers;
+}
+
+// Match lengths by the Z-algorithm on the reversed window s[i] = W[w-1-i]:
+// calls emit(k, min(LCP(s, s[k..]), bound)) for k = 1..w-1, i.e. the length
+// of the common suffix of W[0..w-1-k] and W. Invariant: the Z-box [l, r) has
+// s[l..r) == s[0..r-l) and r - l <= bound, so a lookup z[k - l] (k < r) has
+// k - l < bound: only z[1..bound) is ever stored. Linear: every successful
+// comparison moves r right.
+template <typename Emit>
+void ReverseZ(const int32_t* W, size_t w, size_t bound, int32_t* z, Emit emit) {
+  auto s = [W, w](size_t i) { return W[w - 1 - i]; };
+  size_t l = 0, r = 0;
+  for (size_t k = 1; k < w; ++k) {
+    size_t n = k < r ? std::min(static_cast<size_t>(z[k - l]), r - k) : 0;
+    while (n < bound && k + n < w && s(n) == s(k + n)) ++n;
+    if (k < bound) z[k] = static_cast<int32_t>(n);
+    if (k + n > r) {
+      l = k;
+      r = k + n;
+    }
+    emit(k, n);
+  }
+}
+
+// The same lengths by direct comparison: O(w * bound), no memory.
+template <typename Emit>
+void DirectMatches(const int32_t* W, size_t w, size_t bound, Emit emit) {
+  for (size_t k = 1; k < w; ++k) {
+    size_t n = 0;
+    while (n < bound && k + n < w && W[w - 1 - n] == W[w - 1 - k - n]) ++n;
+    emit(k, n);
+  }
+}
+
+}  // namespace
+
+void ApplyDry(Candidates& c, const DryParams& p, Workspace& ws, const StageContext& ctx) {
+  if (p.multiplier == 0.0f || !(p.base >= 1.0f) || p.last_n == 0) return;
+  const size_t len = ctx.history_len;
+  const size_t w = p.last_n < 0 ? len : std::min(static_cast<size_t>(p.last_n), len);
+  const int64_t allowed = p.allowed_length;
+  if (static_cast<int64_t>(w) <= allowed) return;
+  const int32_t* W = ctx.history + (len - w);
+  const size_t vocab = c.vocab;
+
+  // No match may reach back past the last breaker (llama.cpp's rep_limit).
+  size_t limit = w;
+  for (size_t i = 0; i < w && p.n_breakers > 0; ++i) {
+    if (IsBreaker(W[w - 1 - i], p)) {
+      limit = i;
+      break;
+    }
+  }
+  if (static_cast<int64_t>(limit) < allowed) return;
+
+  // llama.cpp's clamp of the exponent against float overflow.
+  int max_exponent = 0;
+  if (p.base > 1.000001f) max_exponent = static_cast<int>(88.7228391f / std::log(p.base));
+  // Lengths past `bound` give the same penalty as `bound` itself (the clamped
+  // exponent, or base 1), so matches are cut there: this keeps the stored Z
+  // values few.
+  size_t bound = limit;
+  const int64_t enough = max_exponent > 0 ? allowed + max_exponent
+                         : p.base == 1.0f ? allowed
+                                          : static_cast<int64_t>(limit);
+  bound = std::min(bound, static_cast<size_t>(std::max<int64_t>(enough, 0)));
+
+  // longest[t]: the longest repeat that emitting t would extend, -1 if none.
+  double* longest = ws.stage_f64.data();
+  if (c.truncated) {
+    for (size_t i = 0; i < c.size; ++i) longest[c.ids[i]] = -1.0;
+  }
+  for (size_t j = 1; j < w; ++j) {
+    if (InVocab(W[j], vocab)) longest[W[j]] = -1.0;
+  }
+  // k = w-1-j: the repeat ends at W[j] and W[j+1] = W[w-k] would extend it.
+  auto record = [&](size_t k, size_t n) {
+    const int32_t t = W[w - k];
+    if (static_cast<int64_t>(n) >= allowed && InVocab(t, vocab)) {
+      longest[t] = std::max(longest[t], static_cast<double>(n));
+    }
+  };
+  if (bound <= ws.stage_i32.size()) {
+    ReverseZ(W, w, bound, ws.stage_i32.data(), record);
+  } else {
+    DirectMatches(W, w, bound, record);
+  }
+
+  auto penalty = [&](double length) {
+    int64_t e = static_cast<int64_t>(length) - allowed;
+    if (max_exponent > 0 && e > max_exponent) e = max_exponent;
+    // llama.cpp: float * std::pow(float, int), i.e. in double, then to float.
+    return static_cast<float>(static_cast<double>(p.multiplier) *
+                              std::pow(static_cast<double>(p.base), static_cast<double>(e)));
+  };
+
+  if (!c.truncated) {
+    for (size_t j = 1; j < w; ++j) {
+      const int32_t t = W[j];
+      if (!InVocab(t, vocab) || longest[t] < 0.0) continue;
+      const double length = longest[t];
+      longest[t] = -1.0;  // each distinct token is edited once
+      if (c.row[t] == -INFINITY || IsBreaker(t, p)) continue;
+      EditLogit(c, t, c.row[t] - penalty(length));
+    }
+    FinishEdits(c);
+    return;
+  }
+
+  bool moved = false, removed = false;
+  for (size_t i = 0; i < c.size; ++i) {
+    const double length = longest[c.ids[i]];
+    if (length < 0.0 || IsBreaker(c.ids[i], p)) continue;
+    c.logits[i] -= penalty(length);
+    moved = true;
+    removed |= c.logits[i] == -INFINITY;
+  }
+  if (!moved) return;
+  c.sorted = 0;
+  c.probs_valid = false;
+  if (removed) KeepAtLeast(c, -FLT_MAX, ws);
+}
+
+}  // namespace bd

@@ -1,0 +1,101 @@
+#include "stages/logit_bias.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+
+namespace bd {
+namespace {
+
+inline bool InVocab(int32_t id, size_t vocab) {
+  return id >= 0 && static_cast<size_t>(id) < vocab;
+}
+
+// A bias the core applies: finite, or -inf (a ban). NaN and +inf are skipped.
+inline bool UsableBias(float b) { return b < INFINITY; }
+
+// logit + bias, with an overflow to +inf saturated (a +inf logit would break
+// every later stage's arithmetic).
+inline float AddBias(float logit, float b) { return std::min(logit + b, FLT_MAX); }
+
+// The list state: pos[id] is the list index of id when it points back at id
+// (pos < size && ids[pos] == id), so stale scratch needs no initialisation.
+inline float* ListSlot(const Candidates& c, const int32_t* pos, int32_t id) {
+  const size_t i = static_cast<uint32_t>(pos[id]);
+  return (i < c.size && c.ids[i] == id) ? &c.logits[i] : nullptr;
+}
+
+void ApplyToList(Candidates& c, const LogitBiasParams& p, Workspace& ws) {
+  int32_t* pos = ws.stage_i32.data();
+  for (size_t i = 0; i < c.size; ++i) pos[c.ids[i]] = static_cast<int32_t>(i);
+  bool moved = false;    // a finite logit changed: the sorted prefix is stale
+  bool removed = false;  // some logit became -inf: compact the list
+  for (size_t i = 0; i < p.n; ++i) {
+    if (!InVocab(p.ids[i], c.vocab) || !UsableBias(p.bias[i])) continue;
+    float* l = ListSlot(c, pos, p.ids[i]);
+    if (l == nullptr || *l == -INFINITY) continue;
+    *l = AddBias(*l, p.bias[i]);
+    moved = true;
+    removed |= *l == -INFINITY;
+  }
+  for (size_t j = 0; j < p.n_banned; ++j) {
+    if (!InVocab(p.banned[j], c.vocab)) continue;
+    if (float* l = ListSlot(c, pos, p.banned[j])) {
+      *l = -INFINITY;
+      removed = true;
+    }
+  }
+  if (p.restrict_to_allowed) {
+    // Reuse the scratch as marks over the ids read below.
+    int32_t* mark = pos;
+    for (size_t i = 0; i < c.size; ++i) mark[c.ids[i]] = 0;
+    for (size_t j = 0; j < p.n_allowed; ++j) {
+      if (InVocab(p.allowed[j], c.vocab)) mark[p.allowed[j]] = 1;
+    }
+    for (size_t i = 0; i < c.size; ++i) {
+      if (mark[c.ids[i]] == 0) {
+        c.logits[i] = -INFINITY;
+        removed = true;
+      }
+    }
+  }
+  if (moved) c.sorted = 0;
+  if (moved || removed) c.probs_valid = false;
+  if (removed) KeepAtLeast(c, -FLT_MAX, ws);  // drops -inf, keeps the order
+}
+
+}  // namespace
+
+void ApplyLogitBias(Candidates& c, const LogitBiasParams& p, Workspace& ws,
+                    const StageContext& /*ctx*/) {
+  if (p.n == 0 && p.n_banned == 0 && !p.restrict_to_allowed) return;
+  if (c.truncated) {
+    ApplyToList(c, p, ws);
+    return;
+  }
+  for (size_t i = 0; i < p.n; ++i) {
+    const int32_t id = p.ids[i];
+    if (!InVocab(id, c.vocab) || !UsableBias(p.bias[i]) || c.row[id] == -INFINITY) continue;
+    EditLogit(c, id, AddBias(c.row[id], p.bias[i]));
+  }
+  for (size_t j = 0; j < p.n_banned; ++j) EditLogit(c, p.banned[j], -INFINITY);
+  if (p.restrict_to_allowed) {
+    // The one O(vocab) pass: mark the allowed ids, remove the rest.
+    int32_t* mark = ws.stage_i32.data();
+    std::fill(mark, mark + c.vocab, 0);
+    for (size_t j = 0; j < p.n_allowed; ++j) {
+      if (InVocab(p.allowed[j], c.vocab)) mark[p.allowed[j]] = 1;
+    }
+    // EditLogit's row-state effect, batched: a call per removed token would
+    // cost four times this whole pass at 128k tokens.
+    for (size_t t = 0; t < c.vocab; ++t) {
+      if (mark[t] == 0) c.row[t] = -INFINITY;
+    }
+    c.row_edited = true;  // FinishEdits refreshes row_max and row_finite
+    c.size = 0;           // the sorted-prefix cache is stale
+    c.sorted = 0;
+  }
+  FinishEdits(c);
+}
+
+}  // namespace bd
