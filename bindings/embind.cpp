@@ -1,6 +1,7 @@
 // Embind registration only: the raw, pointer-based API that web/ wraps.
 // Logits enter through one HEAPF32.set into inputPtr(); options through one
-// HEAPF64.set into optionsPtr(); results leave as heap offsets read by JS.
+// HEAPF64.set into optionsPtr() (+ the aux arrays); results leave as heap
+// offsets read by JS.
 #include <emscripten/bind.h>
 
 #include <string>
@@ -9,43 +10,99 @@
 #include "decoder.h"
 #include "kernels/target_name.h"
 #include "option_slots.h"
+#include "sampler_state.h"
 
 namespace {
 
+// Option block + aux arrays, as written by JS.
+struct OptionBlock {
+  std::vector<double> slots = std::vector<double>(bd::kNumOptionSlots, 0.0);
+  std::vector<int32_t> aux_i32;
+  std::vector<float> aux_f32;
+
+  bd::DecodeOptions Read() const {
+    return bd::OptionsFromSlots(slots.data(), aux_i32.data(), aux_i32.size(), aux_f32.data(),
+                                aux_f32.size());
+  }
+};
+
+// A stateful sampler: options fixed at creation (copied, arrays included) and
+// the state a chain carries between steps. Decoding goes through a decoder's
+// workspace, so a batch of samplers shares one.
+class WasmSampler {
+ public:
+  explicit WasmSampler(const OptionBlock& block) : block_(block) {
+    state_.Reset(block_.Read().mirostat);
+  }
+  void accept(int32_t token) { state_.Accept(token); }
+  void reset() { state_.Reset(block_.Read().mirostat); }
+  WasmSampler* clone() const { return new WasmSampler(*this); }
+  size_t historyLength() const { return state_.history_len(); }
+  double step() const { return static_cast<double>(state_.step()); }
+
+  const OptionBlock& block() const { return block_; }
+  bd::SamplerState& state() { return state_; }
+
+ private:
+  OptionBlock block_;
+  bd::SamplerState state_;
+};
+
 class WasmDecoder {
  public:
-  WasmDecoder() : options_(bd::kNumOptionSlots, 0.0) {}
-
   uintptr_t inputPtr(size_t vocab) {
     if (input_.size() < vocab) input_.resize(vocab);
     return reinterpret_cast<uintptr_t>(input_.data());
   }
-  uintptr_t optionsPtr() { return reinterpret_cast<uintptr_t>(options_.data()); }
+  uintptr_t optionsPtr() { return reinterpret_cast<uintptr_t>(block_.slots.data()); }
+  // Sizes the aux arrays (grow-only capacity) and returns their addresses.
+  uintptr_t auxI32Ptr(size_t n) {
+    block_.aux_i32.resize(n);
+    return reinterpret_cast<uintptr_t>(block_.aux_i32.data());
+  }
+  uintptr_t auxF32Ptr(size_t n) {
+    block_.aux_f32.resize(n);
+    return reinterpret_cast<uintptr_t>(block_.aux_f32.data());
+  }
 
-  int decode(size_t vocab) { return Run(vocab, /*sample=*/false); }
-  int sample(size_t vocab) { return Run(vocab, /*sample=*/true); }
+  int decode(size_t vocab) { return Run(vocab, false, nullptr); }
+  int sample(size_t vocab) { return Run(vocab, true, nullptr); }
+  int decodeWith(WasmSampler& s, size_t vocab) { return Run(vocab, false, &s); }
+  int sampleWith(WasmSampler& s, size_t vocab) { return Run(vocab, true, &s); }
+  // A sampler with the options currently in the block (validated first).
+  WasmSampler* createSampler() { return new WasmSampler(block_); }
+  // Validates the current block without decoding (for createSampler).
+  int validate() { return static_cast<int>(decoder_.Check(block_.Read())); }
 
   std::string error() const { return decoder_.error(); }
   size_t k() const { return decoder_.k(); }
   int token() const { return decoder_.token(); }
   double logprob() const { return decoder_.logprob(); }
+  double rawLogprob() const { return decoder_.raw_logprob(); }
   double objective() const { return decoder_.objective(); }
   uintptr_t idsPtr() const { return reinterpret_cast<uintptr_t>(decoder_.ids()); }
   uintptr_t probsPtr() const { return reinterpret_cast<uintptr_t>(decoder_.probs()); }
+  size_t topCount() const { return decoder_.top_count(); }
+  uintptr_t topIdsPtr() const { return reinterpret_cast<uintptr_t>(decoder_.top_ids()); }
+  uintptr_t topLogprobsPtr() const { return reinterpret_cast<uintptr_t>(decoder_.top_logprobs()); }
   size_t workspaceBytes() const { return decoder_.WorkspaceBytes(); }
 
  private:
-  int Run(size_t vocab, bool sample) {
+  int Run(size_t vocab, bool sample, WasmSampler* s) {
     if (vocab > input_.size()) return static_cast<int>(bd::StatusCode::kRangeError);
-    const bd::DecodeOptions o = bd::OptionsFromSlots(options_.data());
-    const bd::StatusCode s = sample ? decoder_.Sample(input_.data(), vocab, o)
-                                    : decoder_.Decode(input_.data(), vocab, o);
-    return static_cast<int>(s);
+    const bd::DecodeOptions o = s ? s->block().Read() : block_.Read();
+    bd::StatusCode st;
+    if (sample) {
+      st = decoder_.Sample(input_.data(), vocab, o, s ? &s->state() : nullptr);
+    } else {
+      st = decoder_.Decode(input_.data(), vocab, o, s ? &s->state() : nullptr);
+    }
+    return static_cast<int>(st);
   }
 
   bd::Decoder decoder_;
   std::vector<float> input_;
-  std::vector<double> options_;
+  OptionBlock block_;
 };
 
 std::string TargetName() { return bd::KernelTargetName(); }
@@ -54,36 +111,45 @@ std::string TargetName() { return bd::KernelTargetName(); }
 
 EMSCRIPTEN_BINDINGS(bregman_decoders) {
   using namespace emscripten;
+  class_<WasmSampler>("WasmSampler")
+      .function("accept", &WasmSampler::accept)
+      .function("reset", &WasmSampler::reset)
+      .function("clone", &WasmSampler::clone, allow_raw_pointers())
+      .function("historyLength", &WasmSampler::historyLength)
+      .function("step", &WasmSampler::step);
   class_<WasmDecoder>("WasmDecoder")
       .constructor<>()
       .function("inputPtr", &WasmDecoder::inputPtr)
       .function("optionsPtr", &WasmDecoder::optionsPtr)
+      .function("auxI32Ptr", &WasmDecoder::auxI32Ptr)
+      .function("auxF32Ptr", &WasmDecoder::auxF32Ptr)
       .function("decode", &WasmDecoder::decode)
       .function("sample", &WasmDecoder::sample)
+      .function("decodeWith", &WasmDecoder::decodeWith)
+      .function("sampleWith", &WasmDecoder::sampleWith)
+      .function("createSampler", &WasmDecoder::createSampler, allow_raw_pointers())
+      .function("validate", &WasmDecoder::validate)
       .function("error", &WasmDecoder::error)
       .function("k", &WasmDecoder::k)
       .function("token", &WasmDecoder::token)
       .function("logprob", &WasmDecoder::logprob)
+      .function("rawLogprob", &WasmDecoder::rawLogprob)
       .function("objective", &WasmDecoder::objective)
       .function("idsPtr", &WasmDecoder::idsPtr)
       .function("probsPtr", &WasmDecoder::probsPtr)
+      .function("topCount", &WasmDecoder::topCount)
+      .function("topIdsPtr", &WasmDecoder::topIdsPtr)
+      .function("topLogprobsPtr", &WasmDecoder::topLogprobsPtr)
       .function("workspaceBytes", &WasmDecoder::workspaceBytes);
   function("targetName", &TargetName);
   // The option block's layout, by name (single source: option_slots.h).
-  constant("SLOT_TEMPERATURE", static_cast<int>(bd::kSlotTemperature));
-  constant("SLOT_TOP_K", static_cast<int>(bd::kSlotTopK));
-  constant("SLOT_TOP_P", static_cast<int>(bd::kSlotTopP));
-  constant("SLOT_MIN_P", static_cast<int>(bd::kSlotMinP));
-  constant("SLOT_MIN_KEEP", static_cast<int>(bd::kSlotMinKeep));
-  constant("SLOT_BREGMAN", static_cast<int>(bd::kSlotBregman));
-  constant("SLOT_BREGMAN_ALPHA", static_cast<int>(bd::kSlotBregmanAlpha));
-  constant("SLOT_BREGMAN_LAMBDA", static_cast<int>(bd::kSlotBregmanLambda));
-  constant("SLOT_BREGMAN_K", static_cast<int>(bd::kSlotBregmanK));
-  constant("SLOT_BREGMAN_K_MIN", static_cast<int>(bd::kSlotBregmanKMin));
-  constant("SLOT_BREGMAN_K_MAX", static_cast<int>(bd::kSlotBregmanKMax));
-  constant("SLOT_SEED_HI", static_cast<int>(bd::kSlotSeedHi));
-  constant("SLOT_SEED_LO", static_cast<int>(bd::kSlotSeedLo));
-  constant("SLOT_STEP_HI", static_cast<int>(bd::kSlotStepHi));
-  constant("SLOT_STEP_LO", static_cast<int>(bd::kSlotStepLo));
+#define BD_SLOT_CONSTANT(name) constant("SLOT_" #name, static_cast<int>(bd::kSlot_##name));
+  BD_OPTION_SLOTS(BD_SLOT_CONSTANT)
+#undef BD_SLOT_CONSTANT
   constant("NUM_OPTION_SLOTS", static_cast<int>(bd::kNumOptionSlots));
+  constant("MAX_CHAIN_LENGTH", static_cast<int>(bd::kMaxChainLength));
+  function("stageName", optional_override([](int id) -> std::string {
+    return bd::StageName(static_cast<bd::StageId>(id));
+  }));
+  constant("NUM_STAGES", static_cast<int>(bd::StageId::kCount));
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "chain.h"
 #include "kernels/row_scan.h"
 #include "kernels/softmax.h"
 #include "kernels/threshold.h"
@@ -33,16 +34,60 @@ StatusCode Decoder::Validate(const DecodeOptions& o) {
   if (!(o.min_p >= 0.0f && o.min_p <= 1.0f))
     return Fail(kRange, "min_p must be in [0, 1], got %g", o.min_p);
   if (o.min_keep < 0) return Fail(kRange, "min_keep must be >= 0, got %d", o.min_keep);
+  if (!(o.typical.p > 0.0f && o.typical.p <= 1.0f))
+    return Fail(kRange, "typical_p must be in (0, 1], got %g", o.typical.p);
+  if (!(o.epsilon.epsilon >= 0.0f && o.epsilon.epsilon < 1.0f))
+    return Fail(kRange, "epsilon_cutoff must be in [0, 1), got %g", o.epsilon.epsilon);
+  if (!(o.eta.eta >= 0.0f && o.eta.eta < 1.0f))
+    return Fail(kRange, "eta_cutoff must be in [0, 1), got %g", o.eta.eta);
+  if (!(o.top_n_sigma.n >= 0.0f) || !std::isfinite(o.top_n_sigma.n))
+    return Fail(kRange, "top_n_sigma must be a finite number >= 0, got %g", o.top_n_sigma.n);
+  if (!(o.xtc.probability >= 0.0f && o.xtc.probability <= 1.0f))
+    return Fail(kRange, "xtc_probability must be in [0, 1], got %g", o.xtc.probability);
+  if (!(o.xtc.threshold >= 0.0f && o.xtc.threshold <= 1.0f))
+    return Fail(kRange, "xtc_threshold must be in [0, 1], got %g", o.xtc.threshold);
+  if (!(o.dynatemp.range >= 0.0f) || !std::isfinite(o.dynatemp.range))
+    return Fail(kRange, "dynatemp_range must be a finite number >= 0, got %g", o.dynatemp.range);
+  if (!(o.dynatemp.exponent > 0.0f) || !std::isfinite(o.dynatemp.exponent))
+    return Fail(kRange, "dynatemp_exponent must be a finite number > 0, got %g", o.dynatemp.exponent);
+  if (!(o.penalties.repetition > 0.0f) || !std::isfinite(o.penalties.repetition))
+    return Fail(kRange, "repetition_penalty must be a finite number > 0, got %g", o.penalties.repetition);
+  if (!std::isfinite(o.penalties.frequency))
+    return Fail(kRange, "frequency_penalty must be finite, got %g", o.penalties.frequency);
+  if (!std::isfinite(o.penalties.presence))
+    return Fail(kRange, "presence_penalty must be finite, got %g", o.penalties.presence);
+  if (o.penalties.last_n < -1) return Fail(kRange, "penalty_last_n must be >= -1, got %d", o.penalties.last_n);
+  if (!(o.dry.multiplier >= 0.0f) || !std::isfinite(o.dry.multiplier))
+    return Fail(kRange, "dry_multiplier must be a finite number >= 0, got %g", o.dry.multiplier);
+  if (!(o.dry.base >= 1.0f) || !std::isfinite(o.dry.base))
+    return Fail(kRange, "dry_base must be a finite number >= 1, got %g", o.dry.base);
+  if (o.dry.allowed_length < 0)
+    return Fail(kRange, "dry_allowed_length must be >= 0, got %d", o.dry.allowed_length);
+  if (o.dry.last_n < -1) return Fail(kRange, "dry_penalty_last_n must be >= -1, got %d", o.dry.last_n);
+  if (o.no_repeat_ngram.size < 0)
+    return Fail(kRange, "no_repeat_ngram_size must be >= 0, got %d", o.no_repeat_ngram.size);
+  if (o.mirostat_enabled) {
+    if (!(o.mirostat.tau > 0.0f) || !std::isfinite(o.mirostat.tau))
+      return Fail(kRange, "mirostat_tau must be a finite number > 0, got %g", o.mirostat.tau);
+    if (!(o.mirostat.eta > 0.0f) || !std::isfinite(o.mirostat.eta))
+      return Fail(kRange, "mirostat_eta must be a finite number > 0, got %g", o.mirostat.eta);
+  }
+  for (size_t i = 0; i < o.logit_bias.n; ++i) {
+    if (std::isnan(o.logit_bias.bias[i]) || o.logit_bias.bias[i] == INFINITY)
+      return Fail(kRange, "logit_bias[%d] must be a number < +Infinity", o.logit_bias.ids[i]);
+  }
+  if (o.top_logprobs < 0) return Fail(kRange, "top_logprobs must be >= 0, got %d", o.top_logprobs);
   if (o.bregman_enabled) {
     if (const char* msg = ValidateBregmanParams(o.bregman)) return Fail(kRange, "%s", msg);
   }
   return StatusCode::kOk;
 }
 
-StatusCode Decoder::RunChain(const float* logits, size_t vocab,
-                             const DecodeOptions& o, Candidates& c) {
+StatusCode Decoder::RunChain(const float* logits, size_t vocab, const DecodeOptions& o,
+                             const SamplerState* state, uint64_t step, Candidates& c) {
   error_[0] = '\0';
   objective_ = NAN;
+  top_count_ = 0;
   if (const StatusCode s = Validate(o); s != StatusCode::kOk) return s;
   if (vocab == 0) return Fail(StatusCode::kRangeError, "logits must not be empty");
   const RowScan scan = ScanRow(logits, vocab);
@@ -52,33 +97,62 @@ StatusCode Decoder::RunChain(const float* logits, size_t vocab,
   if (scan.max == -INFINITY)
     return Fail(StatusCode::kRangeError,
                 "logits: every token is banned (all -Infinity)");
-
-  // Greedy at 0, and where 1/T would overflow float (the limit is greedy).
-  if (o.temperature == 0.0f || !std::isfinite(1.0f / o.temperature)) {
-    // Greedy: the first maximum, whatever the truncations (all keep it).
-    greedy_token_ = static_cast<int32_t>(FindFirstEqual(logits, vocab, scan.max));
-    return StatusCode::kOk;
+  for (size_t i = 0; i < o.logit_bias.n; ++i) {
+    if (o.logit_bias.ids[i] < 0 || static_cast<size_t>(o.logit_bias.ids[i]) >= vocab)
+      return Fail(StatusCode::kRangeError, "logit_bias: token id %d is outside [0, %zu)",
+                  o.logit_bias.ids[i], vocab);
   }
-  greedy_token_ = -1;
 
   ws_.Reserve(vocab);
   std::memcpy(ws_.row.data(), logits, vocab * sizeof(float));
-  c = Candidates{};
-  c.row = ws_.row.data();
-  c.vocab = vocab;
-  c.row_max = scan.max;
-  c.row_finite = CountAtLeast(c.row, vocab, -FLT_MAX);
-  c.ids = ws_.ids.data();
-  c.logits = ws_.logits.data();
+  auto fresh = [&]() {
+    c = Candidates{};
+    c.row = ws_.row.data();
+    c.vocab = vocab;
+    c.row_max = scan.max;
+    c.row_finite = CountAtLeast(c.row, vocab, -FLT_MAX);
+    c.ids = ws_.ids.data();
+    c.logits = ws_.logits.data();
+  };
+  fresh();
+  raw_max_ = scan.max;
+  raw_log_z_ = std::log(ExpSum(logits, vocab, scan.max, 1.0f));
+  if (o.top_logprobs > 0) {
+    // The raw distribution's head, before any stage edits the row.
+    top_count_ = std::min(static_cast<size_t>(o.top_logprobs), c.row_finite);
+    EnsureSorted(c, top_count_, ws_);
+    for (size_t i = 0; i < top_count_; ++i) {
+      ws_.top_ids[i] = c.ids[i];
+      ws_.top_logprobs[i] = static_cast<float>(c.logits[i] - raw_max_ - raw_log_z_);
+    }
+    fresh();
+  }
 
-  // The default order (docs/samplers.md): llama.cpp's truncations, then
-  // temperature, then the Bregman decoder on softmax(logits / T).
-  const size_t min_keep = static_cast<size_t>(std::max<int32_t>(o.min_keep, 1));
-  if (o.top_k > 0) ApplyTopK(c, std::max<size_t>(static_cast<size_t>(o.top_k), min_keep), ws_);
-  if (o.top_p < 1.0f) ApplyTopP(c, o.top_p, min_keep, ws_);
-  if (o.min_p > 0.0f) ApplyMinP(c, o.min_p, min_keep, ws_);
-  ApplyTemperature(c, o.temperature);
-  if (o.bregman_enabled) objective_ = ApplyBregman(c, o.bregman, ws_);
+  // Greedy at 0, and where 1/T would overflow float (the limit is greedy).
+  const bool greedy = o.temperature == 0.0f || !std::isfinite(1.0f / o.temperature);
+  StageContext ctx;
+  ctx.history = state ? state->history() : o.history;
+  ctx.history_len = state ? state->history_len() : o.history_len;
+  ctx.seed = o.seed;
+  ctx.step = step;
+  const ChainOutcome outcome =
+      RunStages(c, o, greedy, state ? &state->mirostat() : nullptr, ws_, ctx);
+  objective_ = outcome.objective;
+  if (c.Count() == 0) {
+    return Fail(StatusCode::kRangeError,
+                "every token was removed (logit_bias / banned_tokens / allowed_tokens / "
+                "no_repeat_ngram_size left no candidate)");
+  }
+  greedy_token_ = -1;
+  if (greedy) {
+    // The first maximum of what survived the chain.
+    if (!c.truncated) {
+      greedy_token_ = static_cast<int32_t>(FindFirstEqual(c.row, vocab, c.row_max));
+    } else {
+      EnsureSorted(c, 1, ws_);
+      greedy_token_ = c.ids[0];
+    }
+  }
   return StatusCode::kOk;
 }
 
@@ -95,17 +169,20 @@ void Decoder::ListProbs(Candidates& c) {
   c.probs_valid = true;
 }
 
-StatusCode Decoder::Decode(const float* logits, size_t vocab, const DecodeOptions& o) {
+StatusCode Decoder::Decode(const float* logits, size_t vocab, const DecodeOptions& o,
+                           const SamplerState* state) {
   Candidates c;
-  if (const StatusCode s = RunChain(logits, vocab, o, c); s != StatusCode::kOk) return s;
+  const uint64_t step = state ? state->step() : o.step;
+  if (const StatusCode s = RunChain(logits, vocab, o, state, step, c); s != StatusCode::kOk)
+    return s;
   if (greedy_token_ >= 0) {
-    ws_.Reserve(1);
     k_ = 1;
     ws_.out_ids[0] = greedy_token_;
     ws_.out_probs[0] = 1.0f;
     return StatusCode::kOk;
   }
-  // The full distribution was asked for: the only path that sorts everything.
+  // The full distribution was asked for: sorts the survivors (all of them
+  // when nothing truncated).
   EnsureSorted(c, c.Count(), ws_);
   TruncateToSorted(c, c.Count());
   ListProbs(c);
@@ -117,18 +194,20 @@ StatusCode Decoder::Decode(const float* logits, size_t vocab, const DecodeOption
   return StatusCode::kOk;
 }
 
-StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOptions& o) {
+StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOptions& o,
+                           SamplerState* state) {
   Candidates c;
-  if (const StatusCode s = RunChain(logits, vocab, o, c); s != StatusCode::kOk) return s;
+  const uint64_t step = state ? state->step() : o.step;
+  if (const StatusCode s = RunChain(logits, vocab, o, state, step, c); s != StatusCode::kOk)
+    return s;
+  double p_token = 1.0;
   if (greedy_token_ >= 0) {
     k_ = 1;
     token_ = greedy_token_;
     logprob_ = 0.0;
-    return StatusCode::kOk;
-  }
-  const double u = UniformDraw(o.seed, o.step);
-  if (!c.truncated) {
+  } else if (!c.truncated) {
     // Inverse CDF over the row in id order: one exp pass, no sort.
+    const double u = UniformDraw(o.seed, step);
     float* e = ws_.tmp_logits.data();
     const double z =
         ExpWrite(c.row, vocab, c.row_max, static_cast<float>(1.0 / c.temperature), e);
@@ -143,23 +222,34 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     }
     k_ = c.row_finite;
     token_ = static_cast<int32_t>(pick);
+    p_token = static_cast<double>(e[pick]) / z;
     logprob_ = std::log(static_cast<double>(e[pick])) - std::log(z);
-    return StatusCode::kOk;
+  } else {
+    // A truncated list: walk it in the canonical sorted order, so every
+    // platform (whatever its nth_element) draws the same token.
+    const double u = UniformDraw(o.seed, step);
+    EnsureSorted(c, c.size, ws_);
+    ListProbs(c);
+    double cum = 0.0;
+    size_t pick = 0;
+    for (size_t i = 0; i < c.size; ++i) {
+      pick = i;
+      cum += c.probs[i];
+      if (cum > u) break;
+    }
+    k_ = c.size;
+    token_ = c.ids[pick];
+    p_token = c.probs[pick];
+    logprob_ = std::log(p_token);
   }
-  // A truncated list: walk it in the canonical sorted order, so every platform
-  // (whatever its nth_element) draws the same token.
-  EnsureSorted(c, c.size, ws_);
-  ListProbs(c);
-  double cum = 0.0;
-  size_t pick = 0;
-  for (size_t i = 0; i < c.size; ++i) {
-    pick = i;
-    cum += c.probs[i];
-    if (cum > u) break;
+  raw_logprob_ = static_cast<double>(logits[token_]) - raw_max_ - raw_log_z_;
+  if (state != nullptr) {
+    if (o.mirostat_enabled && greedy_token_ < 0) {
+      MirostatUpdate(state->mirostat(), o.mirostat, p_token);
+    }
+    state->Accept(token_);
+    state->AdvanceStep();
   }
-  k_ = c.size;
-  token_ = c.ids[pick];
-  logprob_ = std::log(c.probs[pick]);
   return StatusCode::kOk;
 }
 
@@ -169,7 +259,8 @@ size_t Decoder::WorkspaceBytes() const {
          ws_.tmp_logits.capacity() * sizeof(float) + ws_.keys.capacity() * sizeof(uint64_t) +
          ws_.probs.capacity() * sizeof(double) + ws_.prefix_p.capacity() * sizeof(double) +
          ws_.stage_i32.capacity() * sizeof(int32_t) + ws_.stage_f32.capacity() * sizeof(float) +
-         ws_.stage_f64.capacity() * sizeof(double) +
+         ws_.stage_f64.capacity() * sizeof(double) + ws_.top_ids.capacity() * sizeof(int32_t) +
+         ws_.top_logprobs.capacity() * sizeof(float) +
          ws_.out_ids.capacity() * sizeof(int32_t) + ws_.out_probs.capacity() * sizeof(float);
 }
 

@@ -1,5 +1,5 @@
-// A decoder: one reusable workspace plus the default chain. Decode() returns
-// the processed sparse distribution, Sample() one seeded draw from it. No
+// A decoder: one reusable workspace plus the chain. Decode() returns the
+// processed sparse distribution, Sample() one seeded draw from it. No
 // allocation once the workspace has grown to the vocabulary size; bad input
 // returns a StatusCode and a message naming the offending option.
 #pragma once
@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "options.h"
+#include "sampler_state.h"
 #include "status.h"
 #include "workspace.h"
 
@@ -16,17 +17,35 @@ namespace bd {
 class Decoder {
  public:
   // Writes the surviving distribution: k ids (most probable first, ties lower
-  // id first) and their probabilities (sum 1 within 1e-6).
-  StatusCode Decode(const float* logits, size_t vocab, const DecodeOptions& o);
-  // Draws one token with UniformDraw(o.seed, o.step).
-  StatusCode Sample(const float* logits, size_t vocab, const DecodeOptions& o);
+  // id first) and their probabilities (sum 1 within 1e-6). With a state, its
+  // history and mirostat mu are read (not changed).
+  StatusCode Decode(const float* logits, size_t vocab, const DecodeOptions& o,
+                    const SamplerState* state = nullptr);
+  // Draws one token with UniformDraw(o.seed, step), step = o.step, or the
+  // state's counter. With a state, the token is accepted into it (history,
+  // mirostat's mu) and the counter advances.
+  StatusCode Sample(const float* logits, size_t vocab, const DecodeOptions& o,
+                    SamplerState* state = nullptr);
+
+  // Validates options alone (as every call does first); sets error().
+  StatusCode Check(const DecodeOptions& o) {
+    error_[0] = '\0';
+    return Validate(o);
+  }
 
   const char* error() const { return error_; }
   size_t k() const { return k_; }
   const int32_t* ids() const { return ws_.out_ids.data(); }
   const float* probs() const { return ws_.out_probs.data(); }
   int32_t token() const { return token_; }
+  // log p(token) under the processed distribution, and under softmax(logits).
   double logprob() const { return logprob_; }
+  double raw_logprob() const { return raw_logprob_; }
+  // The top_logprobs most probable tokens of softmax(logits) and their
+  // log-probabilities (OpenAI's top_logprobs), most probable first.
+  size_t top_count() const { return top_count_; }
+  const int32_t* top_ids() const { return ws_.top_ids.data(); }
+  const float* top_logprobs() const { return ws_.top_logprobs.data(); }
   // Bregman objective D(k) + lambda k of the last call (NaN without Bregman).
   double objective() const { return objective_; }
 
@@ -36,10 +55,10 @@ class Decoder {
  private:
   StatusCode Fail(StatusCode code, const char* fmt, ...);
   StatusCode Validate(const DecodeOptions& o);
-  // Copies the row in, checks it and runs every stage except the final draw.
+  // Checks the row, copies it in and runs every stage; leaves the survivors
+  // in c (for greedy: the chosen token in greedy_token_).
   StatusCode RunChain(const float* logits, size_t vocab, const DecodeOptions& o,
-                      Candidates& c);
-  // Probability of the i-th candidate of a truncated list (double).
+                      const SamplerState* state, uint64_t step, Candidates& c);
   void ListProbs(Candidates& c);
 
   Workspace ws_;
@@ -47,8 +66,12 @@ class Decoder {
   size_t k_ = 0;
   int32_t token_ = -1;
   double logprob_ = 0.0;
+  double raw_logprob_ = 0.0;
+  size_t top_count_ = 0;
   double objective_ = 0.0;
   int32_t greedy_token_ = -1;
+  float raw_max_ = 0.0f;
+  double raw_log_z_ = 0.0;
 };
 
 }  // namespace bd

@@ -1,6 +1,8 @@
 // Options cross the JS/wasm boundary as one block of doubles in the wasm heap
-// (one HEAPF64.set per call instead of an Embind object walk). The slot order
-// is defined here only; the bindings export each index to JS by name.
+// (one HEAPF64.set per call instead of an Embind object walk), plus two aux
+// arrays (int32, float32) for the variable-length inputs: history, logit_bias,
+// banned/allowed tokens, DRY's breakers. The slot list is defined here only;
+// the bindings export each index to JS by name (SLOT_<NAME>).
 #pragma once
 
 #include <cmath>
@@ -11,59 +13,128 @@
 
 namespace bd {
 
+#define BD_OPTION_SLOTS(X)                                                     \
+  X(TEMPERATURE) X(DYNATEMP_RANGE) X(DYNATEMP_EXPONENT) X(TOP_K) X(TOP_P)      \
+  X(MIN_P) X(MIN_KEEP) X(TYPICAL_P) X(EPSILON_CUTOFF) X(ETA_CUTOFF)            \
+  X(TOP_N_SIGMA) X(XTC_PROBABILITY) X(XTC_THRESHOLD) X(REPETITION_PENALTY)     \
+  X(FREQUENCY_PENALTY) X(PRESENCE_PENALTY) X(PENALTY_LAST_N)                   \
+  X(DRY_MULTIPLIER) X(DRY_BASE) X(DRY_ALLOWED_LENGTH) X(DRY_PENALTY_LAST_N)    \
+  X(NO_REPEAT_NGRAM_SIZE) X(MIROSTAT) X(MIROSTAT_TAU) X(MIROSTAT_ETA)          \
+  X(BREGMAN) X(BREGMAN_ALPHA) X(BREGMAN_LAMBDA) X(BREGMAN_K)                   \
+  X(BREGMAN_K_MIN) X(BREGMAN_K_MAX) X(TOP_LOGPROBS) X(SEED_HI) X(SEED_LO)      \
+  X(STEP_HI) X(STEP_LO) X(HISTORY_OFFSET) X(HISTORY_LENGTH) X(BIAS_OFFSET)     \
+  X(BIAS_LENGTH) X(BANNED_OFFSET) X(BANNED_LENGTH) X(ALLOWED_OFFSET)           \
+  X(ALLOWED_LENGTH) X(RESTRICT_TO_ALLOWED) X(BREAKERS_OFFSET)                  \
+  X(BREAKERS_LENGTH) X(ORDER_LENGTH) X(ORDER)
+
 enum OptionSlot : int32_t {
-  kSlotTemperature = 0,
-  kSlotTopK,
-  kSlotTopP,
-  kSlotMinP,
-  kSlotMinKeep,
-  kSlotBregman,         // 0: off, 1: primal, 2: dual
-  kSlotBregmanAlpha,
-  kSlotBregmanLambda,
-  kSlotBregmanK,        // 0: adaptive (lambda)
-  kSlotBregmanKMin,
-  kSlotBregmanKMax,     // 0: no upper clamp
-  kSlotSeedHi,          // seed = hi * 2^32 + lo, each an integer in [0, 2^32)
-  kSlotSeedLo,
-  kSlotStepHi,
-  kSlotStepLo,
-  kNumOptionSlots
+#define BD_SLOT_ENUM(name) kSlot_##name,
+  BD_OPTION_SLOTS(BD_SLOT_ENUM)
+#undef BD_SLOT_ENUM
+  // ORDER is the first of kMaxChainLength slots holding StageId values.
+  kNumOptionSlots = kSlot_ORDER + kMaxChainLength
 };
 
-// Reads the slot block into DecodeOptions. Integer slots hold integers already
-// checked by the JS layer; values are clamped into their C++ types here so a
-// bad block can never cause undefined behaviour.
-inline DecodeOptions OptionsFromSlots(const double* s) {
-  auto to_i32 = [](double v) -> int32_t {
-    if (!(v == v)) return -1;
+// Reads the slot block into DecodeOptions. Numeric ranges are checked by
+// Decoder::Validate; here integers are clamped into their C++ types and aux
+// ranges into the aux arrays, so a malformed block can never cause undefined
+// behaviour.
+inline DecodeOptions OptionsFromSlots(const double* s, const int32_t* aux_i32,
+                                      size_t aux_i32_len, const float* aux_f32,
+                                      size_t aux_f32_len) {
+  auto i32 = [](double v) -> int32_t {
+    if (!(v == v)) return -2;  // NaN: out of every range
     if (v > 2147483647.0) return 2147483647;
     if (v < -2147483648.0) return -2147483647 - 1;
     return static_cast<int32_t>(v);
   };
-  auto to_u64 = [](double hi, double lo) -> uint64_t {
+  auto count = [](double v) -> size_t {
+    return v >= 1.0 ? static_cast<size_t>(std::fmin(v, 4294967295.0)) : 0;
+  };
+  auto u64 = [](double hi, double lo) -> uint64_t {
     return (static_cast<uint64_t>(hi) << 32) | static_cast<uint64_t>(lo);
   };
+  // A [offset, offset + length) range of an aux array, or empty.
+  auto range = [](double off, double len, size_t cap, size_t* out_len) -> size_t {
+    const size_t o = off >= 0.0 && off <= static_cast<double>(cap) ? static_cast<size_t>(off) : cap;
+    size_t l = len >= 0.0 ? static_cast<size_t>(std::fmin(len, static_cast<double>(cap))) : 0;
+    if (o + l > cap) l = cap - o;
+    *out_len = l;
+    return o;
+  };
   DecodeOptions o;
-  o.temperature = static_cast<float>(s[kSlotTemperature]);
-  o.top_k = to_i32(s[kSlotTopK]);
-  o.top_p = static_cast<float>(s[kSlotTopP]);
-  o.min_p = static_cast<float>(s[kSlotMinP]);
-  o.min_keep = to_i32(s[kSlotMinKeep]);
-  o.bregman_enabled = s[kSlotBregman] != 0.0;
+  o.temperature = static_cast<float>(s[kSlot_TEMPERATURE]);
+  o.dynatemp.temperature = o.temperature;
+  o.dynatemp.range = static_cast<float>(s[kSlot_DYNATEMP_RANGE]);
+  o.dynatemp.exponent = static_cast<float>(s[kSlot_DYNATEMP_EXPONENT]);
+  o.top_k = i32(s[kSlot_TOP_K]);
+  o.top_p = static_cast<float>(s[kSlot_TOP_P]);
+  o.min_p = static_cast<float>(s[kSlot_MIN_P]);
+  o.min_keep = i32(s[kSlot_MIN_KEEP]);
+  const size_t min_keep = static_cast<size_t>(o.min_keep > 1 ? o.min_keep : 1);
+  o.typical.p = static_cast<float>(s[kSlot_TYPICAL_P]);
+  o.typical.min_keep = min_keep;
+  o.epsilon.epsilon = static_cast<float>(s[kSlot_EPSILON_CUTOFF]);
+  o.epsilon.min_keep = min_keep;
+  o.eta.eta = static_cast<float>(s[kSlot_ETA_CUTOFF]);
+  o.eta.min_keep = min_keep;
+  o.top_n_sigma.n = static_cast<float>(s[kSlot_TOP_N_SIGMA]);
+  o.xtc.probability = static_cast<float>(s[kSlot_XTC_PROBABILITY]);
+  o.xtc.threshold = static_cast<float>(s[kSlot_XTC_THRESHOLD]);
+  o.xtc.min_keep = min_keep;
+  o.penalties.repetition = static_cast<float>(s[kSlot_REPETITION_PENALTY]);
+  o.penalties.frequency = static_cast<float>(s[kSlot_FREQUENCY_PENALTY]);
+  o.penalties.presence = static_cast<float>(s[kSlot_PRESENCE_PENALTY]);
+  o.penalties.last_n = i32(s[kSlot_PENALTY_LAST_N]);
+  o.dry.multiplier = static_cast<float>(s[kSlot_DRY_MULTIPLIER]);
+  o.dry.base = static_cast<float>(s[kSlot_DRY_BASE]);
+  o.dry.allowed_length = i32(s[kSlot_DRY_ALLOWED_LENGTH]);
+  o.dry.last_n = i32(s[kSlot_DRY_PENALTY_LAST_N]);
+  o.no_repeat_ngram.size = i32(s[kSlot_NO_REPEAT_NGRAM_SIZE]);
+  o.mirostat_enabled = s[kSlot_MIROSTAT] == 2.0;
+  o.mirostat.tau = static_cast<float>(s[kSlot_MIROSTAT_TAU]);
+  o.mirostat.eta = static_cast<float>(s[kSlot_MIROSTAT_ETA]);
+  o.bregman_enabled = s[kSlot_BREGMAN] != 0.0;
   o.bregman.divergence =
-      s[kSlotBregman] == 2.0 ? BregmanDivergence::kDual : BregmanDivergence::kPrimal;
-  o.bregman.alpha = s[kSlotBregmanAlpha];
-  o.bregman.lambda = s[kSlotBregmanLambda];
-  const double fixed_k = s[kSlotBregmanK];
-  o.bregman.fixed_k = fixed_k >= 1.0 ? static_cast<size_t>(std::fmin(fixed_k, 4294967295.0)) : 0;
-  o.bregman.k_min = s[kSlotBregmanKMin] >= 1.0
-                        ? static_cast<size_t>(std::fmin(s[kSlotBregmanKMin], 4294967295.0))
-                        : 1;
-  o.bregman.k_max = s[kSlotBregmanKMax] >= 1.0
-                        ? static_cast<size_t>(std::fmin(s[kSlotBregmanKMax], 4294967295.0))
-                        : SIZE_MAX;
-  o.seed = to_u64(s[kSlotSeedHi], s[kSlotSeedLo]);
-  o.step = to_u64(s[kSlotStepHi], s[kSlotStepLo]);
+      s[kSlot_BREGMAN] == 2.0 ? BregmanDivergence::kDual : BregmanDivergence::kPrimal;
+  o.bregman.alpha = s[kSlot_BREGMAN_ALPHA];
+  o.bregman.lambda = s[kSlot_BREGMAN_LAMBDA];
+  o.bregman.fixed_k = count(s[kSlot_BREGMAN_K]);
+  o.bregman.k_min = s[kSlot_BREGMAN_K_MIN] >= 1.0 ? count(s[kSlot_BREGMAN_K_MIN]) : 1;
+  o.bregman.k_max = s[kSlot_BREGMAN_K_MAX] >= 1.0 ? count(s[kSlot_BREGMAN_K_MAX]) : SIZE_MAX;
+  o.top_logprobs = i32(s[kSlot_TOP_LOGPROBS]);
+  o.seed = u64(s[kSlot_SEED_HI], s[kSlot_SEED_LO]);
+  o.step = u64(s[kSlot_STEP_HI], s[kSlot_STEP_LO]);
+
+  size_t len = 0;
+  size_t off = range(s[kSlot_HISTORY_OFFSET], s[kSlot_HISTORY_LENGTH], aux_i32_len, &len);
+  o.history = aux_i32 + off;
+  o.history_len = len;
+  // logit_bias: ids in the int32 aux, biases at the same offset in the float aux.
+  off = range(s[kSlot_BIAS_OFFSET], s[kSlot_BIAS_LENGTH],
+              aux_i32_len < aux_f32_len ? aux_i32_len : aux_f32_len, &len);
+  o.logit_bias.ids = aux_i32 + off;
+  o.logit_bias.bias = aux_f32 + off;
+  o.logit_bias.n = len;
+  off = range(s[kSlot_BANNED_OFFSET], s[kSlot_BANNED_LENGTH], aux_i32_len, &len);
+  o.logit_bias.banned = aux_i32 + off;
+  o.logit_bias.n_banned = len;
+  off = range(s[kSlot_ALLOWED_OFFSET], s[kSlot_ALLOWED_LENGTH], aux_i32_len, &len);
+  o.logit_bias.allowed = aux_i32 + off;
+  o.logit_bias.n_allowed = len;
+  o.logit_bias.restrict_to_allowed = s[kSlot_RESTRICT_TO_ALLOWED] != 0.0;
+  off = range(s[kSlot_BREAKERS_OFFSET], s[kSlot_BREAKERS_LENGTH], aux_i32_len, &len);
+  o.dry.breakers = aux_i32 + off;
+  o.dry.n_breakers = len;
+
+  o.order_len = count(s[kSlot_ORDER_LENGTH]);
+  if (o.order_len > kMaxChainLength) o.order_len = kMaxChainLength;
+  for (size_t i = 0; i < o.order_len; ++i) {
+    const double v = s[kSlot_ORDER + i];
+    o.order[i] = (v >= 0.0 && v < static_cast<double>(StageId::kCount))
+                     ? static_cast<StageId>(static_cast<int>(v))
+                     : StageId::kCount;  // ignored by the chain
+  }
   return o;
 }
 

@@ -19,6 +19,8 @@ void Workspace::Reserve(size_t vocab) {
   stage_f64.resize(n);
   out_ids.resize(n);
   out_probs.resize(n);
+  top_ids.resize(n);
+  top_logprobs.resize(n);
 }
 
 }  // namespace bd

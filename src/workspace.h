@@ -30,6 +30,8 @@ struct Workspace {
   // Output of the last call.
   std::vector<int32_t> out_ids;
   std::vector<float> out_probs;
+  std::vector<int32_t> top_ids;      // top_logprobs of the raw distribution
+  std::vector<float> top_logprobs;
 
   // Makes room for a row of `vocab` tokens (no-op when already large enough).
   void Reserve(size_t vocab);

@@ -85,13 +85,17 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
                             BregmanWorkspace& ws);
 
 // Building blocks, exposed for tests and for the documentation scripts.
-// Renormalises the kept p[0..k) (descending, sum <= 1) into q[0..k) and
-// returns the in-support divergence R (the per-k cost without the zeroing
-// terms of the dropped tokens).
+// Renormalises the kept p[0..k) (descending, sum <= 1; a sum that rounds
+// above 1 is treated as 1) into q[0..k) and returns the in-support divergence
+// R (the per-k cost without the zeroing terms of the dropped tokens).
+// scratch: at least k doubles, clobbered. Same alpha rules as the decoder
+// (dual: alpha >= 1); q_i >= p_i, order is preserved, sum q = 1.
 double BregmanRenormalise(BregmanDivergence divergence, double alpha,
                           const double* p, size_t k, double* q,
                           double* scratch);
-// Cost of setting a coordinate with probability p to zero.
+// Cost of setting a coordinate with probability p to zero: d(0, p) primal
+// (p^alpha / alpha; KL: p), d(p, 0) dual (p^alpha / (alpha (alpha - 1));
+// +inf for p > 0 when alpha <= 1).
 double BregmanZeroCost(BregmanDivergence divergence, double alpha, double p);
 
 }  // namespace bd

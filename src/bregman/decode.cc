@@ -10,6 +10,7 @@
 #include "bregman/alpha_family.h"
 #include "bregman/bregman.h"
 #include "bregman/closed_forms.h"
+#include "bregman/renormalise.h"
 
 namespace bd {
 namespace {
@@ -54,8 +55,6 @@ class PerK {
         ws_(ws),
         n_(probs.Size()) {}
 
-  size_t size() const { return n_; }
-
   // The leading min(need, n) sorted probabilities.
   const double* Probs(size_t need) { return probs_.Prefix(std::min(need, n_)); }
 
@@ -81,8 +80,10 @@ class PerK {
         break;
     }
     // Telescoped: the zeroing costs of p_(k+2..) cancel, so no tail sums.
-    const double r_k = InSupport(k);
-    const double r_next = InSupport(k + 1);
+    // R_{k+1} starts from nu_k, an upper bound on its multiplier.
+    double nu_k = 0.0;
+    const double r_k = InSupport(k, 0.0, &nu_k);
+    const double r_next = InSupport(k + 1, nu_k, nullptr);
     return r_k - r_next + ZeroCost(divergence_, alpha_, p_next);
   }
 
@@ -91,12 +92,13 @@ class PerK {
   // [2i+1] = sum_{j<i} sqrt(p_j) (the latter only for alpha = 1.5), built
   // up to i = m on demand.
   void BuildPrefixSums(size_t m) {
-    if (m <= built_ && built_ > 0) return;
+    if (have_sums_ && m <= built_) return;
     EnsureSize(ws_.scratch, 2 * (m + 1));
     double* ps = ws_.scratch.data();
-    if (built_ == 0) {
+    if (!have_sums_) {
       ps[0] = 0.0;
       ps[1] = 0.0;
+      have_sums_ = true;
     }
     const double* p = Probs(m);
     const bool roots = kind_ == TauKind::kSqrtPrimal;
@@ -114,24 +116,32 @@ class PerK {
     return SqrtPrimalCost(c, root_sum, k);
   }
 
-  // R_k by a fixed-support solve, remembering the last two (tau_k and
-  // tau_{k+1} share R_{k+1} during the search).
-  double InSupport(size_t k) {
+  // R_k by a fixed-support solve, remembering the last two (the search
+  // revisits R_{k+1} as the next probe's R_k). nu_upper: an upper bound on
+  // the multiplier (0: none); nu_out: the multiplier found.
+  double InSupport(size_t k, double nu_upper, double* nu_out) {
     for (const Cached& c : cache_) {
-      if (c.k == k) return c.cost;
+      if (c.k == k) {
+        if (nu_out) *nu_out = c.nu;
+        return c.cost;
+      }
     }
     EnsureSize(ws_.q, k);
     EnsureSize(ws_.scratch, k);
-    const double cost = BregmanRenormalise(divergence_, alpha_, Probs(k), k,
-                                           ws_.q.data(), ws_.scratch.data());
-    cache_[next_slot_] = {k, cost};
+    Multiplier nu;
+    nu.upper = nu_upper;
+    const double cost = Renormalise(divergence_, alpha_, Probs(k), k, ws_.q.data(),
+                                    ws_.scratch.data(), &nu);
+    cache_[next_slot_] = {k, cost, nu.value};
     next_slot_ ^= 1;
+    if (nu_out) *nu_out = nu.value;
     return cost;
   }
 
   struct Cached {
     size_t k = 0;
     double cost = 0.0;
+    double nu = 0.0;
   };
 
   const BregmanDivergence divergence_;
@@ -140,7 +150,8 @@ class PerK {
   SortedProbs& probs_;
   BregmanWorkspace& ws_;
   const size_t n_;
-  size_t built_ = 0;
+  bool have_sums_ = false;
+  size_t built_ = 0;  // prefix sums are valid for i <= built_
   Cached cache_[2];
   int next_slot_ = 0;
 };

@@ -12,11 +12,19 @@
 
 namespace bd {
 
-using namespace bregman_detail;
-
 double BregmanRenormalise(BregmanDivergence divergence, double alpha,
                           const double* p, size_t k, double* q,
                           double* scratch) {
+  return bregman_detail::Renormalise(divergence, alpha, p, k, q, scratch, nullptr);
+}
+
+namespace bregman_detail {
+
+// The dispatch itself. Closed forms leave nu->value at 0: only the general
+// solvers' multipliers are worth handing on.
+double Renormalise(BregmanDivergence divergence, double alpha, const double* p,
+                   size_t k, double* q, double* scratch, Multiplier* nu) {
+  if (nu != nullptr) nu->value = 0.0;
   if (k == 0) return 0.0;
   const bool primal = divergence == BregmanDivergence::kPrimal;
   double kept = 0.0;
@@ -26,8 +34,9 @@ double BregmanRenormalise(BregmanDivergence divergence, double alpha,
   // the contract (ValidateBregmanParams rejects it); it is routed here only so
   // that it stays well defined.
   if (alpha == 1.0 || DualNeverTruncates(divergence, alpha)) {
-    const double inv = 1.0 / kept;
-    for (size_t i = 0; i < k; ++i) q[i] = p[i] * inv;
+    // Divide rather than multiply by 1/s: correctly rounded, and k = 1 gives
+    // exactly q = (1).
+    for (size_t i = 0; i < k; ++i) q[i] = p[i] / kept;
     return primal ? KLPrimalCost(kept) : KLDualCost(kept);
   }
 
@@ -65,8 +74,10 @@ double BregmanRenormalise(BregmanDivergence divergence, double alpha,
     return SqrtPrimalCost(c, root_sum, k);
   }
 
-  return primal ? RenormalisePrimalGeneral(alpha, p, k, rem, q, scratch)
-                : RenormaliseDualGeneral(alpha, p, k, rem, q, scratch);
+  return primal ? RenormalisePrimalGeneral(alpha, p, k, rem, q, scratch, nu)
+                : RenormaliseDualGeneral(alpha, p, k, rem, q, scratch, nu);
 }
+
+}  // namespace bregman_detail
 
 }  // namespace bd

@@ -88,7 +88,8 @@ double Increment(Inner inner, double alpha, double p, double p_pow, double nu,
 }  // namespace
 
 double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
-                              double rem, double* q, double* scratch) {
+                              double rem, double* q, double* scratch,
+                              Multiplier* hint) {
   const Inner inner = alpha == 1.5 ? Inner::kSqrt
                       : alpha == 3.0 ? Inner::kCubic
                                      : Inner::kGeneral;
@@ -118,13 +119,18 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
       }
       sum += delta;
     }
-    *f = sum;
-    *df = slope;
+    // Newton on log(sum q) = log1p(F) rather than on F = sum q - 1: the
+    // same root, exact in one step for KL, and far closer to linear than F
+    // when the map is steep (alpha near or below 1).
+    *f = std::log1p(sum);
+    *df = slope / (1.0 + sum);
   };
 
-  double nu0 = slope_at_zero > 0.0 ? rem / slope_at_zero : 0.5;
-  if (!(nu0 > 0.0 && nu0 < 1.0)) nu0 = 0.5;
-  const double nu = SafeguardedNewton(eval, 0.0, 1.0, nu0);
+  // Without a hint, start from the first-order guess rem / F'(0).
+  double nu0 = 0.0, hi = 1.0;
+  StartFrom(hint, slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0, &nu0, &hi);
+  const double nu = SafeguardedNewton(eval, 0.0, hi, nu0);
+  if (hint != nullptr) hint->value = nu;
 
   const double nu_root = std::pow(nu, 1.0 / b);
   double cost = 0.0;

@@ -20,7 +20,8 @@ namespace bd {
 namespace bregman_detail {
 
 double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
-                                double rem, double* q, double* scratch) {
+                                double rem, double* q, double* scratch,
+                                Multiplier* hint) {
   const double b = alpha - 1.0;
   // pow_b[i] = p_i^b, so that q_i^b = p_i^b + b nu. Stored this way round
   // (not p^{-b}) so that a tiny p with large alpha underflows to 0 and is
@@ -45,8 +46,8 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
 
   // Bracket (spec 3.1): alpha > 1: at nu = k^{-b}/b every q_i >= 1/k.
   // alpha < 1: q of the largest p blows up as nu -> p_max^b / (-b).
-  const double hi = b > 0.0 ? std::pow(static_cast<double>(k), -b) / b
-                            : min_pow_b / (-b);
+  double hi = b > 0.0 ? std::pow(static_cast<double>(k), -b) / b
+                      : min_pow_b / (-b);
 
   auto eval = [&](double nu, double* f, double* df) {
     double sum = -rem;
@@ -65,16 +66,20 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
       sum += gaining_d * z;
       slope += gaining_d * z / shift;
     }
-    *f = sum;
-    *df = slope;
+    // Newton on log(sum q) = log1p(F) rather than on F = sum q - 1: the
+    // same root, exact in one step for KL, and far closer to linear than F
+    // when the map is steep (alpha near or below 1).
+    *f = std::log1p(sum);
+    *df = slope / (1.0 + sum);
   };
 
-  // First-order guess nu0 = rem / F'(0): right of the root when F is convex
-  // (alpha < 2) and left of it when concave (alpha > 2), so Newton from there
-  // converges monotonically.
-  double nu0 = slope_at_zero > 0.0 ? rem / slope_at_zero : 0.5 * hi;
-  if (!(nu0 > 0.0 && nu0 < hi)) nu0 = 0.5 * hi;
+  // Without a hint, the first-order guess nu0 = rem / F'(0): right of the
+  // root when F is convex (alpha < 2) and left of it when concave (alpha > 2),
+  // so Newton from there converges monotonically.
+  double nu0 = 0.0;
+  StartFrom(hint, slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0, &nu0, &hi);
   const double nu = SafeguardedNewton(eval, 0.0, hi, nu0);
+  if (hint != nullptr) hint->value = nu;
 
   const double shift = b * nu;
   const double zero_mass = gaining > 0 ? std::pow(shift, 1.0 / b) : 0.0;

@@ -8,17 +8,22 @@ namespace bd {
 namespace bregman_detail {
 
 // Finds the root of an increasing function f on (lo, hi), given f(lo) <= 0 <=
-// f(hi) (neither end is evaluated, so f may be infinite or undefined there).
-// eval(x, &f, &df) fills f(x) and f'(x) > 0. Starts from x0 in (lo, hi).
+// f(hi) (neither end is evaluated, so f may be infinite or undefined there),
+// with lo >= 0. eval(x, &f, &df) fills f(x) and f'(x) > 0. Starts from x0 in
+// (lo, hi).
 //
 // Newton steps are taken while they land strictly inside the bracket and at
-// least halve the step before last; otherwise the bracket is bisected
-// (Numerical Recipes' rtsafe rule). The bracket shrinks every iteration, so
-// convergence is guaranteed; on the smooth monotone equations here Newton is
-// quadratic after a few steps. A Newton step of relative size below
-// newton_tol ends the iteration: quadratic convergence leaves an error of
-// order step^2, far below rounding. A bisection step ends it only once the
-// bracket itself is a few ulp wide.
+// least halve the step before last (Numerical Recipes' rtsafe rule);
+// otherwise the bracket is bisected, geometrically while it spans more than a
+// factor 4 (multipliers range over many orders of magnitude, and an
+// arithmetic midpoint would then cost one iteration per factor 2). The
+// bracket shrinks every iteration, so convergence is guaranteed; on the
+// smooth monotone equations here Newton is quadratic after a few steps.
+//
+// A Newton step below newton_tol * |x| ends the iteration: quadratic
+// convergence leaves an error of order step^2, far below rounding (and a
+// step below half an ulp would not move x at all). A bisection ends it only
+// once the bracket itself is a few ulp wide.
 template <class Eval>
 double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
                          double newton_tol = 1e-12, int max_iter = 200) {
@@ -35,19 +40,19 @@ double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
     } else {
       hi = x;
     }
-    double next = x - f / df;
+    const double step = f / df;
+    if (std::fabs(step) <= newton_tol * std::fabs(x)) return x - step;
+    double next = x - step;
     // NaN (from an infinite f or df) fails every comparison: bisect.
     const bool newton_ok = next > lo && next < hi &&
                            std::fabs(2.0 * f) <= std::fabs(step_before_last * df);
     step_before_last = last_step;
-    if (newton_ok) {
-      last_step = next - x;
-      if (std::fabs(last_step) <= newton_tol * std::fabs(next)) return next;
-    } else {
-      next = lo + 0.5 * (hi - lo);
-      last_step = next - x;
+    if (!newton_ok) {
+      next = lo > 0.0 && hi > 4.0 * lo ? std::sqrt(lo) * std::sqrt(hi)
+                                       : lo + 0.5 * (hi - lo);
       if (hi - lo <= kBracketTol * std::fabs(next)) return next;
     }
+    last_step = next - x;
     x = next;
   }
   return x;

@@ -1,7 +1,8 @@
-// The stages of the default chain, each a small function over the shared
-// candidate set (the apply() of llama.cpp's llama_sampler_i). Each documents
-// its rule and boundary in docs/samplers.md; the order they run in is
-// decoder.cc's RunChain.
+// The stages of the chain, each a small function over the shared candidate
+// set (the apply() of llama.cpp's llama_sampler_i). Each documents its rule
+// and boundary in docs/samplers.md; the order they run in is chain.cc's
+// RunStages. The truncations defined here (top-k, top-p, min-p, temperature,
+// Bregman) are the original ones; the others have a header each.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +10,16 @@
 
 #include "bregman/bregman.h"
 #include "candidates.h"
+#include "stages/dry.h"
+#include "stages/dynamic_temperature.h"
+#include "stages/epsilon_eta.h"
+#include "stages/logit_bias.h"
+#include "stages/mirostat.h"
+#include "stages/no_repeat_ngram.h"
+#include "stages/penalties.h"
+#include "stages/top_n_sigma.h"
+#include "stages/typical.h"
+#include "stages/xtc.h"
 #include "workspace.h"
 
 namespace bd {

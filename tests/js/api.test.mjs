@@ -131,9 +131,18 @@ test('bad input throws TypeError/RangeError naming the option, and the module ke
     [() => bd.decode(logits, { bregman: 'yes' }), TypeError, /bregman/],
     [() => bd.decode(logits, { seed: -1 }), RangeError, /seed/],
     [() => bd.decode(logits, { seed: 1.5 }), RangeError, /seed/],
-    [() => bd.decode(logits, { typical_p: 0.9 }), RangeError, /typical_p is not implemented/],
-    [() => bd.decode(logits, { logit_bias: { 1: 2 } }), RangeError, /logit_bias is not implemented/],
-    [() => bd.decode(logits, { history: new Int32Array([1]) }), RangeError, /history is not implemented/],
+    [() => bd.decode(logits, { typical_p: 0 }), RangeError, /typical_p/],
+    [() => bd.decode(logits, { logit_bias: { 7: 2 } }), RangeError, /logit_bias.*7/],
+    [() => bd.decode(logits, { logit_bias: [1, 2] }), TypeError, /logit_bias/],
+    [() => bd.decode(logits, { banned_tokens: [1.5] }), RangeError, /banned_tokens/],
+    [() => bd.decode(logits, { allowed_tokens: 'x' }), TypeError, /allowed_tokens/],
+    [() => bd.decode(logits, { history: [-1] }), RangeError, /history/],
+    [() => bd.decode(logits, { mirostat: 1 }), RangeError, /mirostat/],
+    [() => bd.decode(logits, { repetition_penalty: 0 }), RangeError, /repetition_penalty/],
+    [() => bd.decode(logits, { samplers: ['top_q'] }), RangeError, /unknown stage 'top_q'/],
+    [() => bd.decode(logits, { samplers: ['top_k'], top_p: 0.5 }), RangeError, /samplers does not list 'top_p'/],
+    [() => bd.sample(logits, { step: 3 }), RangeError, /step needs a seed/],
+    [() => bd.sample(logits, { banned_tokens: [0, 1, 2] }), RangeError, /every token was removed/],
   ];
   const before = bd.memoryBytes();
   for (let round = 0; round < 50; round++) {

@@ -1,0 +1,239 @@
+// Locally typical sampling without sorting the vocabulary: every prefix of
+// the distance order is a logit band around one logit L, so the cut is found
+// by bisection on the band radius with SIMD count/mass passes, and only the
+// boundary annulus is sorted (see the contract in typical.h).
+#include "stages/typical.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <limits>
+
+#include "kernels/moments.h"
+#include "kernels/threshold.h"
+
+namespace bd {
+namespace {
+
+constexpr double kExceedFuzz = 1e-6;     // cum must exceed p (1 + kExceedFuzz)
+constexpr size_t kAnnulusBudget = 1024;  // tokens per sorted annulus (target)
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The candidates as one array: the row (id = index) or the list.
+struct Span {
+  const float* v;
+  const int32_t* ids;  // null for the full row
+  size_t len;
+  int32_t Id(size_t i) const { return ids ? ids[i] : static_cast<int32_t>(i); }
+};
+
+// Largest float <= x and smallest float >= x.
+float FloatFloor(double x) {
+  float f = static_cast<float>(x);
+  if (static_cast<double>(f) > x) f = std::nextafter(f, -INFINITY);
+  return std::max(f, -FLT_MAX);
+}
+float FloatCeil(double x) {
+  float f = static_cast<float>(x);
+  if (static_cast<double>(f) < x) f = std::nextafter(f, INFINITY);
+  return f;
+}
+
+// The bisection's view of the band |l - center| <= r: its count and weight
+// sum_{in band} e_i from one SIMD pass (float sums, ~1e-7 relative).
+struct BandProbe {
+  Span s;
+  const float* e;
+  double center;
+  size_t finite;
+  double z;
+  BandTotals At(double r) const {
+    if (r == kInf) return BandTotals{finite, z};
+    return BandSum(s.v, e, s.len, FloatFloor(center - r), FloatCeil(center + r));
+  }
+};
+
+}  // namespace
+
+void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const StageContext&) {
+  const size_t n = c.Count();
+  if (!(p.p < 1.0f) || n <= 1) return;
+  const Span s = c.truncated ? Span{c.logits, c.ids, c.size} : Span{c.row, nullptr, c.vocab};
+  const size_t keep_min = std::max<size_t>(p.min_keep, 1);
+  const float max = CandidateMax(c);
+  const double temp = c.temperature;
+  float* e = ws.stage_f32.data();
+  const ExpMomentSums m = ExpMoments(s.v, s.len, max, static_cast<float>(1.0 / temp), e);
+  const double z = m.sum_e;
+  // -log p_i - H = E_p[x] - x_i, x = (l - max) / T: the distance is
+  // |l_i - center| / T with center the logit of typical surprise.
+  const double center = static_cast<double>(max) + temp * (m.sum_ex / z);
+  const double target = static_cast<double>(p.p) * (1.0 + kExceedFuzz) * z;
+  const BandProbe probe{s, e, center, n, z};
+
+  int32_t* out = ws.stage_i32.data();  // kept tokens, as indices into s.v
+  double* dist = ws.stage_f64.data();
+  int32_t* g_idx = ws.tmp_ids.data();
+  float* g_val = ws.tmp_logits.data();
+  uint64_t* perm = ws.keys.data();
+
+  // Invariant between rounds: exactly the candidates with distance <= r_done
+  // (logit units) have been kept, `kept` of them with mass `cum` (the same
+  // float weights e_i as z, summed in double, so the ratio cum / z carries
+  // no bias between the two), and the walk has not stopped among them.
+  double r_done = -1.0;
+  size_t kept = 0;
+  double cum = 0.0;
+  bool stopped = false;
+  for (int round = 0; !stopped; ++round) {
+    double r_lo = r_done, r_hi = kInf;
+    if (round < 2) {
+      const double margin = (round == 0 ? 1e-6 : 1e-3) * z;
+      auto enough = [&](const BandTotals& b) {
+        return b.sum_w > target + margin && b.count >= keep_min;
+      };
+      auto short_of = [&](const BandTotals& b) {
+        return b.sum_w <= target - margin || b.count < keep_min;
+      };
+      // r_hi: the walk certainly stops within it. Widen geometrically from
+      // r_done, then bisect; invariant: !enough(at a), enough(at b).
+      double a = r_done, b = kInf, r_cover = kInf;
+      BandTotals ta{kept, cum}, tb{n, z};
+      const double base = std::max(r_done, 0.0);
+      for (double step = 0.25 * temp; step < 1e30; step *= 4.0) {
+        const BandTotals t = probe.At(base + step);
+        if (enough(t)) {
+          b = base + step;
+          tb = t;
+          break;
+        }
+        if (t.count >= n) {  // the band holds everything and is not enough
+          r_cover = base + step;
+          break;
+        }
+        a = base + step;
+        ta = t;
+      }
+      for (int it = 0; it < 64 && b < kInf && tb.count > ta.count + kAnnulusBudget; ++it) {
+        const double from = std::max(a, 0.0);  // r_done may be -1 (nothing)
+        const double mid = from + (b - from) * 0.5;
+        if (!(mid > a && mid < b)) break;
+        const BandTotals t = probe.At(mid);
+        if (enough(t)) {
+          b = mid;
+          tb = t;
+        } else {
+          a = mid;
+          ta = t;
+        }
+      }
+      r_hi = b;
+      // r_lo: the walk certainly does not stop within it. Bisect between the
+      // best known short radius and r_hi (or the radius covering everything).
+      double lo = r_done;
+      BandTotals tlo{kept, cum};
+      if (a > r_done && short_of(ta)) {
+        lo = a;
+        tlo = ta;
+      }
+      double hi = b < kInf ? b : r_cover;
+      BandTotals thi = b < kInf ? tb : BandTotals{n, z};
+      for (int it = 0; it < 64 && hi < kInf && thi.count > tlo.count + kAnnulusBudget; ++it) {
+        const double from = std::max(lo, 0.0);
+        const double mid = from + (hi - from) * 0.5;
+        if (!(mid > lo && mid < hi)) break;
+        const BandTotals t = probe.At(mid);
+        if (short_of(t)) {
+          lo = mid;
+          tlo = t;
+        } else {
+          hi = mid;
+          thi = t;
+        }
+      }
+      r_lo = lo;
+    }
+
+    // Gather the candidates with r_done < distance <= r_hi (exact double
+    // distances): inside r_lo they are kept unsorted (A), beyond it they form
+    // the annulus (B) that is sorted and walked.
+    const float gather_lo = r_hi < kInf ? FloatFloor(center - r_hi) : -FLT_MAX;
+    const size_t gathered = GatherAtLeast(s.v, s.len, gather_lo, g_idx, g_val);
+    size_t nb = 0, na = 0;
+    double cum_a = 0.0;
+    for (size_t j = 0; j < gathered; ++j) {
+      const double d = std::fabs(static_cast<double>(g_val[j]) - center);
+      if (d <= r_done || d > r_hi) continue;
+      if (d <= r_lo) {
+        out[kept + na++] = g_idx[j];
+        cum_a += e[g_idx[j]];
+      } else {
+        g_idx[nb] = g_idx[j];
+        g_val[nb] = g_val[j];
+        dist[nb] = d;
+        ++nb;
+      }
+    }
+    if (cum + cum_a > target && kept + na >= keep_min) {
+      // The float sums misled the bracket: the stop lies inside A. Walk A
+      // and B together, in order.
+      for (size_t t = 0; t < na; ++t) {
+        const int32_t idx = out[kept + t];
+        g_idx[nb] = idx;
+        g_val[nb] = s.v[idx];
+        dist[nb] = std::fabs(static_cast<double>(s.v[idx]) - center);
+        ++nb;
+      }
+    } else {
+      kept += na;
+      cum += cum_a;
+    }
+    for (size_t t = 0; t < nb; ++t) perm[t] = t;
+    std::sort(perm, perm + nb, [&](uint64_t x, uint64_t y) {
+      if (dist[x] != dist[y]) return dist[x] < dist[y];
+      return s.Id(static_cast<size_t>(g_idx[x])) < s.Id(static_cast<size_t>(g_idx[y]));
+    });
+    for (size_t t = 0; t < nb; ++t) {
+      const size_t j = static_cast<size_t>(perm[t]);
+      out[kept++] = g_idx[j];
+      cum += e[g_idx[j]];
+      if (cum > target && kept >= keep_min) {
+        stopped = true;
+        break;
+      }
+    }
+    if (r_hi == kInf) break;  // everything has been walked
+    r_done = r_hi;
+  }
+  if (kept >= n) return;  // nothing removed: the candidates stay as they are
+
+  if (!c.truncated) {
+    for (size_t j = 0; j < kept; ++j) {
+      ws.ids[j] = out[j];
+      ws.logits[j] = c.row[out[j]];
+    }
+    c.ids = ws.ids.data();
+    c.logits = ws.logits.data();
+    c.size = kept;
+    c.sorted = 0;
+    c.truncated = true;
+    c.probs_valid = false;
+    return;
+  }
+  // A list: compact in place, keeping the list order (and what is left of
+  // its sorted prefix, which stays the head of the survivors).
+  for (size_t j = 0; j < kept; ++j) e[out[j]] = -1.0f;  // e >= 0 otherwise
+  size_t w = 0, w_sorted = 0;
+  for (size_t i = 0; i < c.size; ++i) {
+    if (!(e[i] < 0.0f)) continue;
+    c.ids[w] = c.ids[i];
+    c.logits[w] = c.logits[i];
+    if (i < c.sorted) ++w_sorted;
+    ++w;
+  }
+  c.size = w;
+  c.sorted = w_sorted;
+  c.probs_valid = false;
+}
+
+}  // namespace bd

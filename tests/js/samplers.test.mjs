@@ -1,0 +1,120 @@
+// The sampler suite through the package: stateful samplers (accept / reset /
+// clone), batches, top_logprobs and raw log-probabilities, a chosen stage
+// order, and the history stages in the stateless calls.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { load } from '../../dist/node.mjs';
+import { chain, compareDist, llmRow, rng } from './reference.mjs';
+
+const bd = await load();
+
+test('a sampler accepts its draws: penalties see them, reset forgets, clone copies', () => {
+  const logits = new Float32Array([2, 1.9, 1.8, 0, -1]);
+  const o = { seed: 4, repetition_penalty: 1.5, penalty_last_n: -1, temperature: 0 };
+  const s = bd.createSampler(o);
+  const first = s.sample(logits).token;
+  assert.equal(first, 0);
+  assert.equal(s.historyLength, 1);
+  // Token 0 is now penalised (2 / 1.5 < 1.9): the greedy pick moves on.
+  assert.equal(s.sample(logits).token, 1);
+  const c = s.clone();
+  assert.equal(c.historyLength, 2);
+  assert.deepEqual(c.sample(logits), s.sample(logits));
+  s.reset();
+  assert.equal(s.historyLength, 0);
+  assert.equal(s.sample(logits).token, 0);
+  // The stateless call with the same history agrees with the sampler.
+  assert.equal(bd.sample(logits, { ...o, history: [0, 1] }).token, 2);
+  s.dispose();
+  c.dispose();
+  assert.throws(() => s.sample(logits), /disposed/);
+});
+
+test('a seeded sampler replays the stateless stream step by step', () => {
+  const logits = llmRow(4000, rng(8));
+  const o = { seed: 99, top_k: 50, temperature: 0.9 };
+  const s = bd.createSampler(o);
+  for (let step = 0; step < 50; step++) {
+    assert.equal(s.sample(logits).token, bd.sample(logits, { ...o, step }).token);
+  }
+  assert.equal(s.step, 50);
+  s.dispose();
+});
+
+test('accept() feeds prompt tokens; bad tokens throw', () => {
+  const s = bd.createSampler({ no_repeat_ngram_size: 2, temperature: 0 });
+  const logits = new Float32Array([5, 4, 3]);
+  s.accept(0); s.accept(0);   // the bigram (0, 0) exists now
+  assert.equal(s.sample(logits).token, 1);  // 0 would repeat (0, 0)
+  assert.throws(() => s.accept(-1), RangeError);
+  assert.throws(() => s.accept('a'), TypeError);
+  assert.throws(() => bd.createSampler({ history: [1] }), /accept/);
+  s.dispose();
+});
+
+test('batches: one options object or per-row options and samplers', () => {
+  const v = 1000, rows = 4;
+  const rand = rng(12);
+  const logits = new Float32Array(v * rows);
+  for (let r = 0; r < rows; r++) logits.set(llmRow(v, rand), r * v);
+  const perRow = [{ top_k: 5 }, { top_p: 0.5 }, { min_p: 0.1 }, { temperature: 0.5, top_k: 3 }];
+  const dists = bd.decodeBatch(logits, v, perRow);
+  dists.forEach((d, r) => {
+    const row = logits.subarray(r * v, (r + 1) * v);
+    assert.equal(compareDist(d, chain(row, perRow[r])), null, `row ${r}`);
+  });
+  const samplers = perRow.map((o, r) => bd.createSampler({ ...o, seed: r }));
+  const a = bd.sampleBatch(logits, v, samplers);
+  assert.equal(a.length, rows);
+  assert.ok(samplers.every((s) => s.historyLength === 1));
+  const same = bd.sampleBatch(logits, v, { top_k: 1 });
+  for (let r = 0; r < rows; r++) assert.equal(same[r].token, dists[r].ids[0]);
+  assert.throws(() => bd.decodeBatch(logits, 999), /multiple/);
+  assert.throws(() => bd.decodeBatch(logits, v, [{}, {}]), /rows/);
+  samplers.forEach((s) => s.dispose());
+});
+
+test('raw_logprob and top_logprobs describe softmax(logits)', () => {
+  const logits = llmRow(3000, rng(13));
+  const s = bd.sample(logits, { seed: 1, top_k: 10, top_logprobs: 5 });
+  const ids = Array.from(logits.keys()).sort((a, b) => (logits[b] - logits[a]) || (a - b));
+  let max = -Infinity;
+  for (const x of logits) max = Math.max(max, x);
+  let z = 0;
+  for (const x of logits) z += Math.exp(x - max);
+  const lp = (i) => logits[i] - max - Math.log(z);
+  assert.ok(Math.abs(s.raw_logprob - lp(s.token)) < 1e-5);
+  assert.equal(s.top_logprobs.length, 5);
+  s.top_logprobs.forEach((t, i) => {
+    assert.equal(t.token, ids[i]);
+    assert.ok(Math.abs(t.logprob - lp(ids[i])) < 1e-5);
+  });
+});
+
+test('samplers: a chosen order changes the result as documented', () => {
+  // p = [0.5, 0.3, 0.15, 0.05].
+  const logits = Float32Array.from([0.5, 0.3, 0.15, 0.05], Math.log);
+  const a = bd.decode(logits, { samplers: ['top_k', 'top_p'], top_k: 2, top_p: 0.6 });
+  // top-k 2 renormalises to [0.625, 0.375]: top-p 0.6 then keeps 1.
+  assert.deepEqual(Array.from(a.ids), [0]);
+  const b = bd.decode(logits, { samplers: ['top_p', 'top_k'], top_k: 2, top_p: 0.6 });
+  // top-p 0.6 on the original keeps 2 (0.5 + 0.3 >= 0.6); top-k 2 keeps both.
+  assert.deepEqual(Array.from(b.ids), [0, 1]);
+  const c = bd.decode(logits, { samplers: ['temperature', 'min_p'], temperature: 2, min_p: 0.5 });
+  // min-p after temperature 2: p ∝ sqrt(p): ratios sqrt(0.3/0.5) = 0.77 kept, sqrt(0.15/0.5) = 0.55 kept, sqrt(0.1) = 0.32 not.
+  assert.deepEqual(Array.from(c.ids), [0, 1, 2]);
+  const d = bd.decode(logits, { min_p: 0.5, temperature: 2 });  // default order: min-p first
+  assert.deepEqual(Array.from(d.ids), [0, 1]);
+  assert.ok(bd.stages.includes('bregman'));
+});
+
+test('history stages in the stateless calls: bias, bans, allowed set', () => {
+  const logits = new Float32Array([1, 2, 3, 4]);
+  assert.deepEqual(Array.from(bd.decode(logits, { banned_tokens: [3], top_k: 1 }).ids), [2]);
+  assert.deepEqual(Array.from(bd.decode(logits, { allowed_tokens: [0, 1], top_k: 5 }).ids), [1, 0]);
+  assert.deepEqual(Array.from(bd.decode(logits, { logit_bias: { 0: 10 }, top_k: 1 }).ids), [0]);
+  assert.deepEqual(Array.from(bd.decode(logits, { logit_bias: new Map([[3, -Infinity]]), top_k: 1 }).ids), [2]);
+  const pen = bd.decode(logits, { presence_penalty: 1.5, history: [3], penalty_last_n: 1 });
+  // logits become [1, 2, 3, 2.5]: order 2, 3, 1, 0.
+  assert.deepEqual(Array.from(pen.ids), [2, 3, 1, 0]);
+});

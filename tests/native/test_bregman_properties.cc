@@ -1,0 +1,545 @@
+// Structural properties of sparse Bregman decoding (spec sections 3, 5, 7)
+// checked on random rows: greedy (top-k) supports, discrete convexity,
+// KL = top-k, monotonicity in lambda, the alpha -> 1 limit, the shape of the
+// renormalisation, the k_min/k_max clamps, parameter validation, and the
+// workspace / prefix contracts of the decoder.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bregman/bregman.h"
+#include "native/bregman_test_util.h"
+#include "reference/bregman_oracle.h"
+
+namespace {
+
+namespace oracle = bregman_oracle;
+using bregman_test::Decode;
+using bregman_test::Decoded;
+using bregman_test::Family;
+using bregman_test::MakeRow;
+using bregman_test::MaxAbsDiff;
+using bregman_test::Params;
+using bregman_test::Rng;
+using bregman_test::Sorted;
+using bregman_test::SortRow;
+
+constexpr double kEps = 2.220446049250313e-16;
+
+Family AnyFamily(Rng& rng) {
+  return static_cast<Family>(rng.Int(0, bregman_test::kNumFamilies - 1));
+}
+
+struct ModeAlpha {
+  bool dual;
+  double alpha;
+};
+
+// Every mode/alpha combination the decoder supports, special values first.
+std::vector<ModeAlpha> AllModes(Rng& rng) {
+  std::vector<ModeAlpha> out;
+  for (double a : {0.3, 0.5, 0.999, 1.0, 1.001, 1.5, 2.0, 3.0, 5.0}) out.push_back({false, a});
+  for (double a : {1.0, 1.001, 1.5, 2.0, 3.0, 5.0}) out.push_back({true, a});
+  out.push_back({false, rng.LogUniform(0.3, 5.0)});
+  out.push_back({true, rng.Uniform(1.05, 5.0)});
+  return out;
+}
+
+std::string Describe(bool dual, double alpha, size_t v) {
+  return std::string(dual ? "dual" : "primal") + " alpha=" + std::to_string(alpha) +
+         " V=" + std::to_string(v);
+}
+
+// D(k) for k = 1..V from the production decoder (fixed-k objective).
+std::vector<double> ProductionD(bool dual, double alpha, const Sorted& s,
+                                bd::BregmanWorkspace& ws) {
+  std::vector<double> d;
+  for (size_t k = 1; k <= s.p.size(); ++k) {
+    d.push_back(Decode(Params(dual, alpha, 0.0, k), s, ws).result.objective);
+  }
+  return d;
+}
+
+// A SortedProbs that records how much of the prefix the decoder asks for.
+class CountingProbs final : public bd::SortedProbs {
+ public:
+  explicit CountingProbs(const std::vector<double>& sorted) : p_(sorted) {}
+  size_t Size() const override { return p_.size(); }
+  const double* Prefix(size_t need) override {
+    max_need = std::max(max_need, need);
+    return p_.data();
+  }
+  double SumPow(double alpha) override {
+    ++sum_pow_calls;
+    bd::SortedProbsArray a(p_.data(), p_.size());
+    return a.SumPow(alpha);
+  }
+  size_t max_need = 0;
+  int sum_pow_calls = 0;
+
+ private:
+  const std::vector<double>& p_;
+};
+
+}  // namespace
+
+TEST_SUITE("bregman") {
+
+TEST_CASE("bregman property: the optimal support is a top-k set (brute force, V <= 7)") {
+  Rng rng(0xb00f0001);
+  bd::BregmanWorkspace ws;
+  size_t supports = 0, rows = 0;
+  // Every mode/alpha, three rows each (the dual's oracle nests two
+  // bisections, so rows stay few and small).
+  std::vector<ModeAlpha> cases;
+  for (const ModeAlpha& ma : AllModes(rng)) cases.insert(cases.end(), 3, ma);
+  for (const ModeAlpha& ma : cases) {
+    const size_t v = rng.Int(2, 7);
+    const std::vector<double> p = MakeRow(rng, AnyFamily(rng), v);
+    const Sorted s = SortRow(p);
+    const oracle::Mode mode = ma.dual ? oracle::Mode::kDual : oracle::Mode::kPrimal;
+    INFO(Describe(ma.dual, ma.alpha, v));
+    ++rows;
+
+    // Best cost of every support size over all 2^V - 1 supports.
+    std::vector<double> best(v + 1, HUGE_VAL);
+    for (unsigned mask = 1; mask < (1u << v); ++mask) {
+      std::vector<char> keep(v);
+      size_t size = 0;
+      for (size_t i = 0; i < v; ++i) {
+        keep[i] = (mask >> i) & 1u;
+        size += keep[i];
+      }
+      best[size] = std::min(best[size], oracle::SupportCost(mode, ma.alpha, p, keep, nullptr));
+      ++supports;
+    }
+    // The top-m set (sorted order, lower id first on ties) attains it.
+    for (size_t m = 1; m <= v; ++m) {
+      std::vector<char> keep(v, 0);
+      for (size_t j = 0; j < m; ++j) keep[s.order[j]] = 1;
+      const double top = oracle::SupportCost(mode, ma.alpha, p, keep, nullptr);
+      INFO("size " << m << ": top-m " << top << " best " << best[m]);
+      if (std::isinf(best[m])) {
+        CHECK(std::isinf(top));
+      } else {
+        CHECK(top <= best[m] + 1e-12 * std::max(1.0, std::fabs(best[m])));
+      }
+    }
+    // And the decoder's objective is the global optimum of the l0 problem.
+    for (double lambda : {1e-4, 1e-3, 1e-2, 0.05, 0.2, 1.0}) {
+      if (ma.dual && ma.alpha <= 1.0 && lambda > 1e-3) continue;
+      double global = HUGE_VAL;
+      for (size_t m = 1; m <= v; ++m) global = std::min(global, best[m] + lambda * m);
+      const Decoded d = Decode(Params(ma.dual, ma.alpha, lambda), s, ws);
+      INFO("lambda " << lambda);
+      CHECK(d.result.objective == doctest::Approx(global).epsilon(1e-9).scale(1.0));
+    }
+  }
+  MESSAGE("brute force: " << rows << " rows, " << supports << " supports priced");
+}
+
+TEST_CASE("bregman property: D(k) is nonincreasing and convex in k") {
+  Rng rng(0xb00f0002);
+  bd::BregmanWorkspace ws;
+  size_t checked = 0;
+  std::vector<ModeAlpha> cases;
+  for (const ModeAlpha& ma : AllModes(rng)) cases.insert(cases.end(), 10, ma);
+  for (const ModeAlpha& ma : cases) {
+    const size_t v = rng.Int(3, 64);
+    const Sorted s = SortRow(MakeRow(rng, AnyFamily(rng), v));
+    const std::vector<double> d = ProductionD(ma.dual, ma.alpha, s, ws);
+    INFO(Describe(ma.dual, ma.alpha, v));
+    for (size_t k = 1; k < v; ++k) {
+      if (std::isinf(d[k - 1])) continue;  // dual alpha = 1 below #positive
+      INFO("k " << k << " D " << d[k - 1] << " " << d[k]);
+      CHECK(d[k] <= d[k - 1] + 1e-12 * std::max(1.0, d[k - 1]));
+      if (k + 1 < v) {
+        const double second = d[k + 1] - 2.0 * d[k] + d[k - 1];
+        CHECK(second >= -1e-12 * std::max(1.0, d[k - 1]));
+        ++checked;
+      }
+    }
+    CHECK(std::fabs(d[v - 1]) <= 1e-15);  // D(V) = 0
+  }
+  MESSAGE("convexity: " << checked << " second differences checked");
+}
+
+TEST_CASE("bregman property: alpha = 1 primal is plain top-k renormalisation") {
+  Rng rng(0xb00f0003);
+  bd::BregmanWorkspace ws;
+  for (int row = 0; row < 300; ++row) {
+    const size_t v = rng.Int(1, 200);
+    const Sorted s = SortRow(MakeRow(rng, AnyFamily(rng), v));
+    const double lambda = rng.LogUniform(1e-5, 1.0);
+    const Decoded d = Decode(Params(false, 1.0, lambda), s, ws);
+    // The closed-form rule: smallest k with p_(k+1) <= (e^lambda - 1) s_k.
+    size_t want_k = v;
+    double kept = 0.0;
+    for (size_t k = 1; k < v; ++k) {
+      kept += s.p[k - 1];
+      if (s.p[k] <= std::expm1(lambda) * kept) {
+        want_k = k;
+        break;
+      }
+    }
+    INFO("V " << v << " lambda " << lambda);
+    CHECK(d.result.k == want_k);
+    double s_k = 0.0;
+    for (size_t j = 0; j < d.result.k; ++j) s_k += s.p[j];
+    for (size_t j = 0; j < d.result.k; ++j) {
+      CHECK(ws.q[j] == doctest::Approx(s.p[j] / s_k).epsilon(4 * kEps));
+    }
+    CHECK(d.result.objective ==
+          doctest::Approx(-std::log(s_k) + lambda * d.result.k).epsilon(1e-13));
+    // Fixed k too, at a random k.
+    const size_t k = rng.Int(1, v);
+    Decode(Params(false, 1.0, 0.0, k), s, ws);
+    s_k = 0.0;
+    for (size_t j = 0; j < k; ++j) s_k += s.p[j];
+    for (size_t j = 0; j < k; ++j) CHECK(ws.q[j] == doctest::Approx(s.p[j] / s_k).epsilon(4 * kEps));
+  }
+}
+
+TEST_CASE("bregman property: a larger lambda never gives a larger k") {
+  Rng rng(0xb00f0004);
+  bd::BregmanWorkspace ws;
+  size_t sweeps = 0;
+  for (int row = 0; row < 120; ++row) {
+    const size_t v = rng.Int(2, 300);
+    const Sorted s = SortRow(MakeRow(rng, AnyFamily(rng), v));
+    std::vector<ModeAlpha> modes = AllModes(rng);
+    const ModeAlpha ma = modes[rng.Int(0, modes.size() - 1)];
+    if (ma.dual && ma.alpha <= 1.0) continue;
+    std::vector<double> lambdas;
+    for (int i = 0; i < 24; ++i) lambdas.push_back(rng.LogUniform(1e-9, 2.0));
+    std::sort(lambdas.begin(), lambdas.end());
+    size_t prev_k = v + 1;
+    INFO(Describe(ma.dual, ma.alpha, v));
+    for (double lambda : lambdas) {
+      const size_t k = Decode(Params(ma.dual, ma.alpha, lambda), s, ws).result.k;
+      INFO("lambda " << lambda);
+      CHECK(k <= prev_k);
+      prev_k = k;
+    }
+    ++sweeps;
+  }
+  MESSAGE("monotone in lambda: " << sweeps << " sweeps of 24 lambdas");
+}
+
+TEST_CASE("bregman property: alpha -> 1 converges to KL at rate |alpha - 1|") {
+  Rng rng(0xb00f0005);
+  bd::BregmanWorkspace ws;
+  double worst_ratio = 0.0;
+  for (int row = 0; row < 80; ++row) {
+    const size_t v = rng.Int(2, 100);
+    const Sorted s = SortRow(MakeRow(rng, AnyFamily(rng), v));
+    const size_t k = rng.Int(1, v);
+    double s_k = 0.0;
+    for (size_t j = 0; j < k; ++j) s_k += s.p[j];
+    for (bool dual : {false, true}) {
+      for (double gap : {1e-3, 1e-5, 1e-7}) {
+        for (double sign : {-1.0, 1.0}) {
+          if (dual && sign < 0) continue;  // the dual needs alpha >= 1
+          const double alpha = 1.0 + sign * gap;
+          Decode(Params(dual, alpha, 0.0, k), s, ws);
+          double err = 0.0;
+          for (size_t j = 0; j < k; ++j) err = std::max(err, std::fabs(ws.q[j] - s.p[j] / s_k));
+          INFO(Describe(dual, alpha, v) << " k " << k << " err " << err);
+          // q is smooth in alpha: the deviation is |alpha - 1| times a
+          // derivative bounded by max x log^2 x-like terms (< 1).
+          CHECK(err <= 1.0 * gap + 1e-13);
+          worst_ratio = std::max(worst_ratio, err / gap);
+        }
+      }
+    }
+    // The decision converges too: away from the KL thresholds, alpha = 1 +-
+    // 1e-7 picks the KL k.
+    const double lambda = rng.LogUniform(1e-4, 0.5);
+    const size_t k_kl = Decode(Params(false, 1.0, lambda), s, ws).result.k;
+    double kept = 0.0, closest = HUGE_VAL;
+    for (size_t j = 1; j < v && s.p[j] > 0.0; ++j) {
+      kept += s.p[j - 1];
+      closest = std::min(closest, std::fabs(std::log1p(s.p[j] / kept) - lambda));
+    }
+    if (closest > 1e-4 * lambda) {
+      for (double alpha : {1.0 - 1e-7, 1.0 + 1e-7}) {
+        CHECK(Decode(Params(false, alpha, lambda), s, ws).result.k == k_kl);
+      }
+    }
+  }
+  MESSAGE("alpha -> 1: max |q - q_KL| / |alpha - 1| = " << worst_ratio);
+}
+
+TEST_CASE("bregman property: fixed-support maps add mass and preserve order") {
+  Rng rng(0xb00f0006);
+  size_t maps = 0;
+  for (int row = 0; row < 200; ++row) {
+    const size_t v = rng.Int(1, 80);
+    const Sorted s = SortRow(MakeRow(rng, AnyFamily(rng), v));
+    const size_t k = rng.Int(1, v);
+    std::vector<double> q(k), scratch(k);
+    for (const ModeAlpha& ma : AllModes(rng)) {
+      const auto div = ma.dual ? bd::BregmanDivergence::kDual : bd::BregmanDivergence::kPrimal;
+      const double cost = bd::BregmanRenormalise(div, ma.alpha, s.p.data(), k, q.data(),
+                                                 scratch.data());
+      INFO(Describe(ma.dual, ma.alpha, v) << " k " << k);
+      CHECK(cost >= 0.0);
+      double sum = 0.0;
+      for (size_t j = 0; j < k; ++j) {
+        sum += q[j];
+        // Exact: q_i >= p_i. In float64 the kept mass may round above 1 by
+        // up to k ulp, and KL then scales by 1/s < 1.
+        CHECK(q[j] >= s.p[j] * (1.0 - (k + 2) * kEps));
+        if (j > 0) CHECK(q[j] <= q[j - 1] * (1.0 + 4 * kEps));
+        if (j > 0 && s.p[j] == s.p[j - 1]) CHECK(q[j] == q[j - 1]);  // ties stay tied
+      }
+      CHECK(std::fabs(sum - 1.0) <= 1e-12);
+      ++maps;
+    }
+  }
+  MESSAGE("renormalisation shape: " << maps << " maps checked");
+}
+
+TEST_CASE("bregman property: k_min / k_max clamp the adaptive k") {
+  Rng rng(0xb00f0007);
+  bd::BregmanWorkspace ws;
+  for (int row = 0; row < 200; ++row) {
+    const size_t v = rng.Int(1, 60);
+    const Sorted s = SortRow(MakeRow(rng, AnyFamily(rng), v));
+    std::vector<ModeAlpha> modes = AllModes(rng);
+    const ModeAlpha ma = modes[rng.Int(0, modes.size() - 1)];
+    const double lambda = rng.LogUniform(1e-6, 0.5);
+    const size_t free_k = Decode(Params(ma.dual, ma.alpha, lambda), s, ws).result.k;
+    bd::BregmanParams params = Params(ma.dual, ma.alpha, lambda);
+    params.k_min = rng.Int(1, v + 3);
+    params.k_max = rng.Uniform() < 0.2 ? SIZE_MAX : rng.Int(params.k_min, v + 5);
+    const Decoded d = Decode(params, s, ws);
+    const size_t want = std::min(std::min(std::max(free_k, params.k_min), params.k_max), v);
+    INFO(Describe(ma.dual, ma.alpha, v) << " lambda " << lambda << " k_min " << params.k_min
+                                        << " k_max " << params.k_max << " free k " << free_k);
+    CHECK(d.result.k == want);
+    // Same q and price as asking for that k directly.
+    const Decoded fixed = Decode(Params(ma.dual, ma.alpha, 0.0, want), s, ws);
+    CHECK(MaxAbsDiff(d.q, fixed.q) == 0.0);
+    if (std::isfinite(fixed.result.objective)) {
+      CHECK(d.result.objective ==
+            doctest::Approx(fixed.result.objective + lambda * want).epsilon(1e-14));
+    }
+  }
+}
+
+TEST_CASE("bregman property: edge cases of spec section 7") {
+  bd::BregmanWorkspace ws;
+  Rng rng(0xb00f0008);
+  // V = 1: k = 1, q = (1), D = 0.
+  {
+    const Sorted s = SortRow({1.0});
+    for (bool dual : {false, true}) {
+      const Decoded d = Decode(Params(dual, 1.5, 0.3), s, ws);
+      CHECK(d.result.k == 1);
+      CHECK(d.q[0] == 1.0);
+      CHECK(d.result.objective == doctest::Approx(0.3));
+    }
+  }
+  for (int row = 0; row < 100; ++row) {
+    const size_t v = rng.Int(2, 50);
+    const std::vector<double> p = MakeRow(rng, AnyFamily(rng), v);
+    const Sorted s = SortRow(p);
+    size_t npos = 0;
+    for (double x : p) npos += x > 0.0;
+    for (const ModeAlpha& ma : AllModes(rng)) {
+      INFO(Describe(ma.dual, ma.alpha, v));
+      // lambda = 0 keeps exactly the positive tokens and returns q = p.
+      const Decoded zero = Decode(Params(ma.dual, ma.alpha, 0.0), s, ws);
+      CHECK(zero.result.k == npos);
+      CHECK(MaxAbsDiff(zero.q, p) <= 1e-15);
+      // k = V: q = p and D(V) = 0.
+      const Decoded all = Decode(Params(ma.dual, ma.alpha, 0.0, v), s, ws);
+      CHECK(MaxAbsDiff(all.q, p) <= 1e-15);
+      CHECK(std::fabs(all.result.objective) <= 1e-15);
+      if (ma.dual && ma.alpha <= 1.0) continue;
+      // Above the universal k = 1 threshold (spec 4.2): greedy argmax.
+      const double a = ma.alpha;
+      double lambda1;
+      if (ma.dual) {
+        lambda1 = 0.62;  // the spec's sup is 0.61 at alpha = 1.5, 0.25 at 2 and 3
+      } else {
+        lambda1 = a == 1.0 ? std::log(2.0) : (1.0 - std::pow(2.0, 1.0 - a)) / (a * (a - 1.0));
+      }
+      if (!ma.dual || a >= 1.5) {
+        const Decoded one = Decode(Params(ma.dual, a, lambda1 * (1.0 + 1e-9)), s, ws);
+        CHECK(one.result.k == 1);
+        CHECK(one.q[s.order[0]] == 1.0);
+      }
+    }
+  }
+  // Ties: equal probabilities get equal q, and the lower id is kept first.
+  {
+    const std::vector<double> p = {0.2, 0.3, 0.2, 0.3};
+    const Sorted s = SortRow(p);
+    for (double alpha : {0.5, 1.0, 1.5, 2.0, 3.0}) {
+      const Decoded d = Decode(Params(false, alpha, 0.0, 3), s, ws);
+      CHECK(d.q[1] == d.q[3]);
+      CHECK(d.q[0] > 0.0);
+      CHECK(d.q[2] == 0.0);
+    }
+  }
+  // k_min beyond the positive tokens: zero-probability tokens join the
+  // support and get mass when alpha > 1 (spec 7), none when alpha <= 1.
+  {
+    const std::vector<double> p = {0.6, 0.0, 0.4, 0.0};
+    const Sorted s = SortRow(p);
+    bd::BregmanParams params = Params(false, 2.0, 0.01);
+    params.k_min = 3;
+    Decoded d = Decode(params, s, ws);
+    CHECK(d.result.k == 3);
+    CHECK(d.q[1] == 0.0);  // already q = p: nothing left to add
+    params.alpha = 0.5;
+    d = Decode(params, s, ws);
+    CHECK(d.result.k == 3);
+    CHECK(d.q[1] == 0.0);
+  }
+  // Dual alpha = 1 (adaptive, rejected by validation but defined in the
+  // core): k = #positive for every lambda; a fixed k below it costs +inf.
+  {
+    const std::vector<double> p = {0.5, 0.0, 0.3, 0.2};
+    const Sorted s = SortRow(p);
+    for (double lambda : {0.0, 0.1, 10.0}) {
+      CHECK(Decode(Params(true, 1.0, lambda), s, ws).result.k == 3);
+    }
+    CHECK(std::isinf(Decode(Params(true, 1.0, 0.0, 2), s, ws).result.objective));
+    CHECK(std::isfinite(Decode(Params(true, 1.0, 0.0, 3), s, ws).result.objective));
+  }
+  // Float32-style inputs whose prefix sums overshoot 1: 1 - s is clamped.
+  {
+    const std::vector<double> p = {0.5f, 0.3f, 0.2f + 1e-7f};
+    const Sorted s = SortRow(p);
+    for (double alpha : {0.5, 1.0, 1.5, 2.0, 3.0}) {
+      const Decoded d = Decode(Params(false, alpha, 1e-3), s, ws);
+      CHECK(std::isfinite(d.result.objective));
+      CHECK(d.result.objective >= 0.0);
+    }
+  }
+}
+
+TEST_CASE("bregman property: ValidateBregmanParams") {
+  const bd::BregmanParams good = Params(false, 1.5, 0.01);
+  CHECK(bd::ValidateBregmanParams(good) == nullptr);
+  CHECK(bd::ValidateBregmanParams(Params(true, 1.5, 0.01)) == nullptr);
+  CHECK(bd::ValidateBregmanParams(Params(true, 1.0, 0.0, 5)) == nullptr);  // fixed-k dual KL
+  CHECK(bd::ValidateBregmanParams(Params(false, 0.3, 0.0)) == nullptr);
+  CHECK(bd::ValidateBregmanParams(Params(false, 1.0, 0.0, 3)) == nullptr);
+
+  struct Bad {
+    bd::BregmanParams params;
+    const char* field;
+  };
+  std::vector<Bad> bad;
+  auto with = [&](auto edit, const char* field) {
+    bd::BregmanParams p = good;
+    edit(p);
+    bad.push_back({p, field});
+  };
+  with([](bd::BregmanParams& p) { p.alpha = 0.0; }, "alpha");
+  with([](bd::BregmanParams& p) { p.alpha = -1.0; }, "alpha");
+  with([](bd::BregmanParams& p) { p.alpha = std::nan(""); }, "alpha");
+  with([](bd::BregmanParams& p) { p.alpha = HUGE_VAL; }, "alpha");
+  with([](bd::BregmanParams& p) {
+    p.divergence = bd::BregmanDivergence::kDual;
+    p.alpha = 0.5;
+  }, "alpha");
+  with([](bd::BregmanParams& p) {
+    p.divergence = bd::BregmanDivergence::kDual;
+    p.alpha = 0.5;
+    p.fixed_k = 3;
+  }, "alpha");
+  with([](bd::BregmanParams& p) {  // adaptive dual needs alpha > 1
+    p.divergence = bd::BregmanDivergence::kDual;
+    p.alpha = 1.0;
+  }, "alpha");
+  with([](bd::BregmanParams& p) { p.lambda = -1e-9; }, "lambda");
+  with([](bd::BregmanParams& p) { p.lambda = std::nan(""); }, "lambda");
+  with([](bd::BregmanParams& p) { p.lambda = HUGE_VAL; }, "lambda");
+  with([](bd::BregmanParams& p) { p.k_min = 0; }, "k_min");
+  with([](bd::BregmanParams& p) {
+    p.k_min = 5;
+    p.k_max = 4;
+  }, "k_max");
+  with([](bd::BregmanParams& p) { p.divergence = static_cast<bd::BregmanDivergence>(7); },
+       "divergence");
+  for (const Bad& b : bad) {
+    const char* msg = bd::ValidateBregmanParams(b.params);
+    INFO("expected a message naming " << b.field);
+    REQUIRE(msg != nullptr);
+    INFO("got: " << msg);
+    CHECK(std::strstr(msg, b.field) != nullptr);
+  }
+  // The adaptive-dual message says why (alpha <= 1 never truncates).
+  const char* msg = bd::ValidateBregmanParams(Params(true, 1.0, 0.1));
+  REQUIRE(msg != nullptr);
+  CHECK(std::strstr(msg, "never truncates") != nullptr);
+}
+
+TEST_CASE("bregman property: no allocation once the workspace has grown") {
+  Rng rng(0xb00f0009);
+  const Sorted big = SortRow(MakeRow(rng, Family::kZipf, 3000));
+  const Sorted other = SortRow(MakeRow(rng, Family::kDirichlet, 3000));
+  for (const ModeAlpha& ma : AllModes(rng)) {
+    if (ma.dual && ma.alpha <= 1.0) continue;
+    INFO(Describe(ma.dual, ma.alpha, 3000));
+    bd::BregmanWorkspace ws;
+    // Warm up with a small lambda (large k).
+    const bd::BregmanParams warm = Params(ma.dual, ma.alpha, 1e-6);
+    const size_t k0 = Decode(warm, big, ws).result.k;
+    const size_t q_cap = ws.q.capacity(), s_cap = ws.scratch.capacity();
+    const double* q_data = ws.q.data();
+    const double* s_data = ws.scratch.data();
+    for (int rep = 0; rep < 5; ++rep) {
+      CHECK(Decode(warm, big, ws).result.k == k0);  // same k
+      const size_t k = Decode(Params(ma.dual, ma.alpha, 1e-3), big, ws).result.k;  // smaller
+      CHECK(k <= k0);
+      Decode(Params(ma.dual, ma.alpha, 0.0, std::max<size_t>(1, k0 / 2)), big, ws);
+      Decode(Params(ma.dual, ma.alpha, 1e-2), other, ws);
+    }
+    CHECK(ws.q.capacity() == q_cap);
+    CHECK(ws.scratch.capacity() == s_cap);
+    CHECK(ws.q.data() == q_data);
+    CHECK(ws.scratch.data() == s_data);
+  }
+}
+
+TEST_CASE("bregman property: the decoder reads only the prefix it needs") {
+  Rng rng(0xb00f000a);
+  bd::BregmanWorkspace ws;
+  for (int row = 0; row < 150; ++row) {
+    const size_t v = rng.Int(1, 2000);
+    const Sorted s = SortRow(MakeRow(rng, AnyFamily(rng), v));
+    std::vector<ModeAlpha> modes = AllModes(rng);
+    const ModeAlpha ma = modes[rng.Int(0, modes.size() - 1)];
+    INFO(Describe(ma.dual, ma.alpha, v));
+    {
+      CountingProbs probs(s.p);
+      const bd::BregmanResult r =
+          bd::DecodeBregman(Params(ma.dual, ma.alpha, rng.LogUniform(1e-6, 0.5)), probs, ws);
+      INFO("adaptive k " << r.k << " max prefix " << probs.max_need);
+      // Galloping probes stay below 2k*, and each probe reads one more.
+      CHECK(probs.max_need <= std::min(v, 2 * r.k));
+      CHECK(probs.sum_pow_calls <= (ma.alpha == 1.0 ? 0 : 1));
+    }
+    {
+      const size_t k = rng.Int(1, v);
+      CountingProbs probs(s.p);
+      bd::DecodeBregman(Params(ma.dual, ma.alpha, 0.0, k), probs, ws);
+      INFO("fixed k " << k << " max prefix " << probs.max_need);
+      CHECK(probs.max_need <= std::min(v, k + 1));
+    }
+  }
+}
+
+}  // TEST_SUITE
