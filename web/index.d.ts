@@ -25,37 +25,68 @@ export type BregmanOptions =
       k_max?: number;
     };
 
+/** A stage name for `samplers` (the chain order). */
+export type StageName =
+  | 'logit_bias' | 'penalties' | 'dry' | 'no_repeat_ngram' | 'top_n_sigma' | 'top_k'
+  | 'typical_p' | 'top_p' | 'min_p' | 'xtc' | 'epsilon_cutoff' | 'eta_cutoff'
+  | 'temperature' | 'mirostat' | 'bregman';
+
+export type TokenIds = Int32Array | Uint32Array | number[];
+
 export interface DecodeOptions {
-  /** Default 1; 0 means greedy. */
+  /** Default 1; 0 means greedy (the first maximum after the edit stages). */
   temperature?: number;
+  /** Dynamic (entropy-based) temperature in [temperature - range, temperature + range] (llama.cpp). */
+  dynatemp_range?: number;
+  dynatemp_exponent?: number;
   /** 0 or absent: off. */
   top_k?: number;
   /** 1: off. In (0, 1]. */
   top_p?: number;
   /** 0: off. In [0, 1]. */
   min_p?: number;
-  /** Not implemented yet in this release (throws RangeError unless 1). */
+  /** Locally typical sampling; 1: off. */
   typical_p?: number;
-  /** Not implemented yet in this release (throws RangeError). */
+  /** Keep logits >= max - n sigma (llama.cpp); 0: off. */
   top_n_sigma?: number;
-  /** Not implemented yet in this release (throws RangeError unless 0). */
+  /** Hugging Face epsilon sampling; 0: off. */
   epsilon_cutoff?: number;
-  /** Not implemented yet in this release (throws RangeError unless 0). */
+  /** Hugging Face eta sampling; 0: off. */
   eta_cutoff?: number;
   /** Minimum survivors of each truncation. Default 1. */
   min_keep?: number;
-  /** Not implemented yet in this release (throws RangeError unless 1). */
+  /** Exclude Top Choices (llama.cpp): probability of applying it, and its threshold (default 0.1). */
+  xtc_probability?: number;
+  xtc_threshold?: number;
+  /** llama.cpp penalties over the last penalty_last_n tokens (-1: all; default 64). */
   repetition_penalty?: number;
-  /** Not implemented yet in this release (throws RangeError unless 0). */
   presence_penalty?: number;
-  /** Not implemented yet in this release (throws RangeError unless 0). */
   frequency_penalty?: number;
-  /** Not implemented yet in this release (throws RangeError). */
   penalty_last_n?: number;
-  /** Not implemented yet in this release (throws RangeError). */
-  history?: Int32Array;
-  /** Not implemented yet in this release (throws RangeError). */
+  /** DRY (llama.cpp); breakers are token ids. */
+  dry_multiplier?: number;
+  dry_base?: number;
+  dry_allowed_length?: number;
+  dry_penalty_last_n?: number;
+  dry_sequence_breakers?: TokenIds;
+  /** Hugging Face no-repeat-n-gram; 0: off. */
+  no_repeat_ngram_size?: number;
+  /** 2: Mirostat v2 (0: off). */
+  mirostat?: 0 | 2;
+  mirostat_tau?: number;
+  mirostat_eta?: number;
+  /** Previous token ids, oldest first (for the stateless calls). */
+  history?: TokenIds;
+  /** Additive bias per token id (-Infinity bans). */
   logit_bias?: Record<number, number> | Map<number, number>;
+  /** Tokens that may never be produced. */
+  banned_tokens?: TokenIds;
+  /** Only these tokens may be produced. */
+  allowed_tokens?: TokenIds;
+  /** The stages to run, in this order (default: `stages`). */
+  samplers?: StageName[];
+  /** With sample(): also report the raw distribution's n most probable tokens. */
+  top_logprobs?: number;
   /** Same seed, logits and options: same token on every platform. */
   seed?: number | bigint;
   /** Index of the draw in the seeded stream (default 0); needs `seed`. */
@@ -78,14 +109,44 @@ export interface Sample {
   token: number;
   /** Log-probability of `token` under the processed distribution. */
   logprob: number;
+  /** Log-probability of `token` under softmax(logits), before any stage. */
+  raw_logprob: number;
   k: number;
+  /** With `top_logprobs: n`: the raw distribution's n most probable tokens. */
+  top_logprobs?: { token: number; logprob: number }[];
+}
+
+/** A stateful sampler (llama.cpp's sampler chain): options fixed at creation. */
+export interface Sampler {
+  /** Draws the next token and accepts it (history, mirostat, draw counter). */
+  sample(logits: Float32Array): Sample;
+  /** The processed distribution at the current state; accepts nothing. */
+  decode(logits: Float32Array): Distribution;
+  /** Feeds a token that was not drawn here (prompt or forced tokens). */
+  accept(token: number): void;
+  /** Forgets history and mirostat state; the draw counter restarts. */
+  reset(): void;
+  /** An independent copy with the same options and state. */
+  clone(): Sampler;
+  readonly historyLength: number;
+  readonly step: number;
+  /** The chain as stage names. */
+  readonly name: string;
+  dispose(): void;
 }
 
 export interface BregmanDecoders {
   /** Highway target of the kernels: 'WASM' when SIMD128 is in use. */
   readonly target: string;
+  /** Stage names accepted in `samplers`, in the default order. */
+  readonly stages: StageName[];
   decode(logits: Float32Array, options?: DecodeOptions): Distribution;
   sample(logits: Float32Array, options?: DecodeOptions): Sample;
+  /** A stateful sampler; `history` and `step` are for the stateless calls. */
+  createSampler(options?: Omit<DecodeOptions, 'history' | 'step'>): Sampler;
+  /** Rows of a [B, V] buffer, with one options object, or per-row options or samplers. */
+  decodeBatch(logits: Float32Array, vocab: number, perRow?: DecodeOptions | (DecodeOptions | Sampler)[]): Distribution[];
+  sampleBatch(logits: Float32Array, vocab: number, perRow?: DecodeOptions | (DecodeOptions | Sampler)[]): Sample[];
   /** Bytes of scratch held by the decoder (flat after the first call). */
   workspaceBytes(): number;
   /** Bytes of wasm linear memory (flat in steady state). */

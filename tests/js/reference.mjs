@@ -31,7 +31,7 @@ export function chain(logits, o = {}) {
     let cum = 0;
     for (let i = 0; i < ids.length; i++) {
       cum += p[i];
-      if (cum >= o.top_p - 1e-9 && i + 1 >= keepMin) { ids = ids.slice(0, i + 1); break; }
+      if (cum >= o.top_p * (1 - 1e-6) && i + 1 >= keepMin) { ids = ids.slice(0, i + 1); break; }
     }
   }
   if (o.min_p) {

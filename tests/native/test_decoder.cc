@@ -74,6 +74,9 @@ TEST_CASE("decode with temperature / top-k / top-p / min-p matches the float64 c
         if (variant == 3 || variant == 6) { o.min_p = 0.05f; r.min_p = 0.05; }
         if (variant == 6) { o.min_keep = r.min_keep = 3; }
         if (variant == 7) { o.top_k = r.top_k = 40; o.top_p = 0.5f; r.top_p = 0.5; o.min_p = 0.1f; r.min_p = 0.1; }
+        CAPTURE(v);
+        CAPTURE(rep);
+        CAPTURE(variant);
         REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
         CheckMatches(dec, ref::Chain(row, r));
         ++cases;

@@ -60,7 +60,8 @@ inline Dist Chain(const std::vector<float>& logits, const ChainOptions& o) {
     double cum = 0.0;
     for (size_t i = 0; i < ids.size(); ++i) {
       cum += p[i];
-      if (cum >= o.top_p - 1e-9 && i + 1 >= keep_min) {
+      // The documented rule: p counts as reached within 1e-6 relative.
+      if (cum >= o.top_p * (1 - 1e-6) && i + 1 >= keep_min) {
         ids.resize(i + 1);
         break;
       }

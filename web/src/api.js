@@ -1,30 +1,78 @@
 // The public JS API over the raw Embind module (shared/spec/api.md is the
-// contract). Platform-neutral: the entry points (index.mjs for browsers and
-// bundlers, node.mjs / index.cjs for Node) only differ in how they
-// instantiate the wasm module and where entropy for unseeded draws comes from.
+// contract; this file extends it with sampler objects, batches, the full
+// stage set and a chosen stage order). Platform-neutral: the entry points
+// (index.mjs for browsers and bundlers, node.mjs / index.cjs for Node) only
+// differ in how they instantiate the wasm module and where entropy for
+// unseeded draws comes from. Types are checked here (TypeError); numeric
+// ranges are checked once, in C++ (Decoder::Validate), whose messages name the
+// option and become RangeErrors.
 
-const OFF = Symbol('off');
-
-// Options the contract names that a later release implements. Given with an
-// effective value they throw a RangeError that says so: never silently ignored.
-const NOT_YET = {
-  typical_p: 1, top_n_sigma: OFF, epsilon_cutoff: 0, eta_cutoff: 0,
-  repetition_penalty: 1, presence_penalty: 0, frequency_penalty: 0,
-  penalty_last_n: OFF, history: OFF, logit_bias: OFF,
-};
-const KNOWN = new Set(['temperature', 'top_k', 'top_p', 'min_p', 'min_keep', 'seed', 'step',
-  'bregman', ...Object.keys(NOT_YET)]);
-const BREGMAN_KNOWN = new Set(['divergence', 'alpha', 'lambda', 'k', 'k_min', 'k_max']);
 const TWO32 = 4294967296;
+
+// Scalar options: [slot suffix, kind, default, stage]. kind: 'number' or 'int'.
+const SCALARS = {
+  temperature: ['TEMPERATURE', 'number', 1, 'temperature'],
+  dynatemp_range: ['DYNATEMP_RANGE', 'number', 0, 'temperature'],
+  dynatemp_exponent: ['DYNATEMP_EXPONENT', 'number', 1, 'temperature'],
+  top_k: ['TOP_K', 'int', 0, 'top_k'],
+  top_p: ['TOP_P', 'number', 1, 'top_p'],
+  min_p: ['MIN_P', 'number', 0, 'min_p'],
+  min_keep: ['MIN_KEEP', 'int', 1, null],
+  typical_p: ['TYPICAL_P', 'number', 1, 'typical_p'],
+  epsilon_cutoff: ['EPSILON_CUTOFF', 'number', 0, 'epsilon_cutoff'],
+  eta_cutoff: ['ETA_CUTOFF', 'number', 0, 'eta_cutoff'],
+  top_n_sigma: ['TOP_N_SIGMA', 'number', 0, 'top_n_sigma'],
+  xtc_probability: ['XTC_PROBABILITY', 'number', 0, 'xtc'],
+  xtc_threshold: ['XTC_THRESHOLD', 'number', 0.1, 'xtc'],
+  repetition_penalty: ['REPETITION_PENALTY', 'number', 1, 'penalties'],
+  frequency_penalty: ['FREQUENCY_PENALTY', 'number', 0, 'penalties'],
+  presence_penalty: ['PRESENCE_PENALTY', 'number', 0, 'penalties'],
+  penalty_last_n: ['PENALTY_LAST_N', 'int', 64, 'penalties'],
+  dry_multiplier: ['DRY_MULTIPLIER', 'number', 0, 'dry'],
+  dry_base: ['DRY_BASE', 'number', 1.75, 'dry'],
+  dry_allowed_length: ['DRY_ALLOWED_LENGTH', 'int', 2, 'dry'],
+  dry_penalty_last_n: ['DRY_PENALTY_LAST_N', 'int', -1, 'dry'],
+  no_repeat_ngram_size: ['NO_REPEAT_NGRAM_SIZE', 'int', 0, 'no_repeat_ngram'],
+  mirostat: ['MIROSTAT', 'int', 0, 'mirostat'],
+  mirostat_tau: ['MIROSTAT_TAU', 'number', 5, 'mirostat'],
+  mirostat_eta: ['MIROSTAT_ETA', 'number', 0.1, 'mirostat'],
+  top_logprobs: ['TOP_LOGPROBS', 'int', 0, null],
+};
+// Options whose non-default value switches a stage on (for `samplers`).
+const STAGE_SWITCHES = {
+  temperature: (o) => o.temperature !== undefined && o.temperature !== 1,
+  top_k: (o) => (o.top_k ?? 0) > 0,
+  top_p: (o) => (o.top_p ?? 1) < 1,
+  min_p: (o) => (o.min_p ?? 0) > 0,
+  typical_p: (o) => (o.typical_p ?? 1) < 1,
+  epsilon_cutoff: (o) => (o.epsilon_cutoff ?? 0) > 0,
+  eta_cutoff: (o) => (o.eta_cutoff ?? 0) > 0,
+  top_n_sigma: (o) => (o.top_n_sigma ?? 0) > 0,
+  xtc: (o) => (o.xtc_probability ?? 0) > 0,
+  penalties: (o) => (o.repetition_penalty ?? 1) !== 1 || (o.frequency_penalty ?? 0) !== 0 ||
+    (o.presence_penalty ?? 0) !== 0,
+  dry: (o) => (o.dry_multiplier ?? 0) > 0,
+  no_repeat_ngram: (o) => (o.no_repeat_ngram_size ?? 0) > 0,
+  mirostat: (o) => (o.mirostat ?? 0) !== 0,
+  logit_bias: (o) => o.logit_bias !== undefined || o.banned_tokens !== undefined ||
+    o.allowed_tokens !== undefined,
+  bregman: (o) => o.bregman !== undefined && o.bregman !== null,
+};
+const ARRAYS = ['history', 'banned_tokens', 'allowed_tokens', 'dry_sequence_breakers'];
+const OTHER = ['seed', 'step', 'bregman', 'logit_bias', 'samplers'];
+const KNOWN = new Set([...Object.keys(SCALARS), ...ARRAYS, ...OTHER]);
+const BREGMAN_KNOWN = new Set(['divergence', 'alpha', 'lambda', 'k', 'k_min', 'k_max']);
 
 function checkNumber(name, v) {
   if (typeof v !== 'number') throw new TypeError(`${name} must be a number, got ${typeof v}`);
   if (Number.isNaN(v)) throw new RangeError(`${name} must not be NaN`);
   return v;
 }
-function checkInteger(name, v, min) {
+function checkInteger(name, v, min = -Infinity) {
   checkNumber(name, v);
-  if (!Number.isInteger(v) || v < min) throw new RangeError(`${name} must be an integer >= ${min}, got ${v}`);
+  if (!Number.isInteger(v) || v < min) {
+    throw new RangeError(`${name} must be an integer${min > -Infinity ? ` >= ${min}` : ''}, got ${v}`);
+  }
   return v;
 }
 // A 64-bit unsigned integer (number up to 2^53 - 1, or bigint up to 2^64 - 1)
@@ -35,8 +83,42 @@ function splitU64(name, v) {
     return [Number(v >> 32n), Number(v & 0xffffffffn)];
   }
   checkNumber(name, v);
-  if (!Number.isSafeInteger(v) || v < 0) throw new RangeError(`${name} must be a non-negative safe integer or a bigint, got ${v}`);
+  if (!Number.isSafeInteger(v) || v < 0) {
+    throw new RangeError(`${name} must be a non-negative safe integer or a bigint, got ${v}`);
+  }
   return [Math.floor(v / TWO32), v % TWO32];
+}
+// An array-like of token ids (Int32Array, array of integers) as an Int32Array.
+function tokenIds(name, v) {
+  if (!(v instanceof Int32Array || v instanceof Uint32Array || Array.isArray(v))) {
+    throw new TypeError(`${name} must be an Int32Array or an array of token ids`);
+  }
+  const out = new Int32Array(v.length);
+  for (let i = 0; i < v.length; i++) {
+    const x = v[i];
+    if (typeof x !== 'number') throw new TypeError(`${name}[${i}] must be a number`);
+    if (!Number.isInteger(x) || x < 0 || x > 2147483647) {
+      throw new RangeError(`${name}[${i}] must be a token id (an integer >= 0), got ${x}`);
+    }
+    out[i] = x;
+  }
+  return out;
+}
+function biasEntries(v) {
+  const entries = v instanceof Map ? [...v.entries()] : (typeof v === 'object' && v !== null && !Array.isArray(v))
+    ? Object.entries(v) : null;
+  if (entries === null) throw new TypeError('logit_bias must be an object or a Map from token id to bias');
+  const ids = new Int32Array(entries.length), bias = new Float32Array(entries.length);
+  entries.forEach(([k, b], i) => {
+    const id = Number(k);
+    if (!Number.isInteger(id) || id < 0 || id > 2147483647) {
+      throw new RangeError(`logit_bias: key ${k} is not a token id`);
+    }
+    if (typeof b !== 'number') throw new TypeError(`logit_bias[${k}] must be a number`);
+    ids[i] = id;
+    bias[i] = b;
+  });
+  return { ids, bias };
 }
 
 function writeBregman(slots, M, b) {
@@ -55,57 +137,13 @@ function writeBregman(slots, M, b) {
   if (hasK === hasLambda) throw new RangeError('bregman needs exactly one of lambda (adaptive k) or k (fixed k)');
   slots[M.SLOT_BREGMAN] = divergence === 'dual' ? 2 : 1;
   slots[M.SLOT_BREGMAN_ALPHA] = alpha;
-  if (hasK) {
-    if (typeof b.k !== 'number') throw new TypeError(`bregman.k must be a number, got ${typeof b.k}`);
-    if (!Number.isInteger(b.k) || b.k < 1) throw new RangeError(`bregman.k must be an integer >= 1, got ${b.k}`);
-    slots[M.SLOT_BREGMAN_K] = b.k;
-  } else {
-    slots[M.SLOT_BREGMAN_LAMBDA] = checkNumber('bregman.lambda', b.lambda);
-  }
+  if (hasK) slots[M.SLOT_BREGMAN_K] = checkInteger('bregman.k', b.k, 1);
+  else slots[M.SLOT_BREGMAN_LAMBDA] = checkNumber('bregman.lambda', b.lambda);
   if (b.k_min !== undefined) slots[M.SLOT_BREGMAN_K_MIN] = checkInteger('bregman.k_min', b.k_min, 1);
   if (b.k_max !== undefined) slots[M.SLOT_BREGMAN_K_MAX] = checkInteger('bregman.k_max', b.k_max, 1);
   if (b.k_min !== undefined && b.k_max !== undefined && b.k_min > b.k_max) {
     throw new RangeError(`bregman.k_min (${b.k_min}) must be <= bregman.k_max (${b.k_max})`);
   }
-}
-
-// Fills the option slot block; returns whether a seed was given.
-function writeOptions(slots, M, options) {
-  slots.fill(0);
-  slots[M.SLOT_TEMPERATURE] = 1;
-  slots[M.SLOT_TOP_P] = 1;
-  slots[M.SLOT_MIN_KEEP] = 1;
-  if (options === undefined || options === null) return false;
-  if (typeof options !== 'object') throw new TypeError(`options must be an object, got ${typeof options}`);
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key)) throw new RangeError(`unknown option ${key}`);
-    const v = options[key];
-    if (v === undefined) continue;
-    if (key in NOT_YET) {
-      const off = NOT_YET[key];
-      if (off === OFF || v !== off) throw new RangeError(`${key} is not implemented yet in this release`);
-    }
-  }
-  const o = options;
-  if (o.temperature !== undefined) slots[M.SLOT_TEMPERATURE] = checkNumber('temperature', o.temperature);
-  if (o.top_k !== undefined) slots[M.SLOT_TOP_K] = checkInteger('top_k', o.top_k, 0);
-  if (o.top_p !== undefined) slots[M.SLOT_TOP_P] = checkNumber('top_p', o.top_p);
-  if (o.min_p !== undefined) slots[M.SLOT_MIN_P] = checkNumber('min_p', o.min_p);
-  if (o.min_keep !== undefined) slots[M.SLOT_MIN_KEEP] = checkInteger('min_keep', o.min_keep, 0);
-  writeBregman(slots, M, o.bregman);
-  if (o.step !== undefined) {
-    if (o.seed === undefined) throw new RangeError('step needs a seed');
-    const [hi, lo] = splitU64('step', o.step);
-    slots[M.SLOT_STEP_HI] = hi;
-    slots[M.SLOT_STEP_LO] = lo;
-  }
-  if (o.seed !== undefined) {
-    const [hi, lo] = splitU64('seed', o.seed);
-    slots[M.SLOT_SEED_HI] = hi;
-    slots[M.SLOT_SEED_LO] = lo;
-    return true;
-  }
-  return false;
 }
 
 /**
@@ -117,61 +155,298 @@ function writeOptions(slots, M, options) {
 export function createApi(M, entropy32) {
   const raw = new M.WasmDecoder();
   const slots = new Float64Array(M.NUM_OPTION_SLOTS);
+  const stageIds = new Map();
+  for (let i = 0; i < M.NUM_STAGES; i++) stageIds.set(M.stageName(i), i);
   // Unseeded draws: one random stream per loaded module, advanced per call.
   const streamSeed = [entropy32() >>> 0, entropy32() >>> 0];
   let streamStep = 0;
   let disposed = false;
-
-  function run(method, logits, options) {
+  const live = () => {
     if (disposed) throw new Error('this bregman-decoders instance was disposed');
-    if (!(logits instanceof Float32Array)) {
-      throw new TypeError('logits must be a Float32Array');
+  };
+
+  // Validates `options` and writes them (slots + aux arrays) into the module.
+  // Returns whether a seed was given.
+  function writeOptions(options, vocab) {
+    slots.fill(0);
+    for (const [, [slot, , def]] of Object.entries(SCALARS)) slots[M[`SLOT_${slot}`]] = def;
+    if (options === undefined || options === null) {
+      raw.auxI32Ptr(0);
+      raw.auxF32Ptr(0);
+      M.HEAPF64.set(slots, raw.optionsPtr() >>> 3);
+      return false;
     }
-    const seeded = writeOptions(slots, M, options);
-    if (!seeded && method === 'sample') {
-      slots[M.SLOT_SEED_HI] = streamSeed[0];
-      slots[M.SLOT_SEED_LO] = streamSeed[1];
-      slots[M.SLOT_STEP_HI] = Math.floor(streamStep / TWO32);
-      slots[M.SLOT_STEP_LO] = streamStep % TWO32;
-      streamStep += 1;
+    if (typeof options !== 'object') throw new TypeError(`options must be an object, got ${typeof options}`);
+    for (const key of Object.keys(options)) {
+      if (!KNOWN.has(key)) throw new RangeError(`unknown option ${key}`);
     }
-    const vocab = logits.length;
-    // inputPtr may grow memory: read the heap views only after it.
-    const inPtr = raw.inputPtr(vocab);
-    M.HEAPF32.set(logits, inPtr >>> 2);
+    const o = options;
+    for (const [name, [slot, kind]] of Object.entries(SCALARS)) {
+      const v = o[name];
+      if (v === undefined) continue;
+      slots[M[`SLOT_${slot}`]] = kind === 'int' ? checkInteger(name, v) : checkNumber(name, v);
+    }
+    if (o.mirostat !== undefined && o.mirostat !== 0 && o.mirostat !== 2) {
+      throw new RangeError(`mirostat must be 0 (off) or 2 (Mirostat v2), got ${o.mirostat}`);
+    }
+    writeBregman(slots, M, o.bregman);
+
+    // Aux arrays: [history | bias ids | banned | allowed | breakers].
+    const parts = [];
+    if (o.history !== undefined) parts.push(['HISTORY', tokenIds('history', o.history)]);
+    let bias = null;
+    if (o.logit_bias !== undefined) {
+      bias = biasEntries(o.logit_bias);
+      parts.push(['BIAS', bias.ids]);
+    }
+    if (o.banned_tokens !== undefined) parts.push(['BANNED', tokenIds('banned_tokens', o.banned_tokens)]);
+    if (o.allowed_tokens !== undefined) {
+      parts.push(['ALLOWED', tokenIds('allowed_tokens', o.allowed_tokens)]);
+      slots[M.SLOT_RESTRICT_TO_ALLOWED] = 1;
+    }
+    if (o.dry_sequence_breakers !== undefined) {
+      parts.push(['BREAKERS', tokenIds('dry_sequence_breakers', o.dry_sequence_breakers)]);
+    }
+    if (vocab !== undefined) {
+      for (const [name, ids] of parts) {
+        if (name === 'HISTORY' || name === 'BREAKERS') continue;
+        const label = { BIAS: 'logit_bias', BANNED: 'banned_tokens', ALLOWED: 'allowed_tokens' }[name];
+        for (const id of ids) {
+          if (id >= vocab) throw new RangeError(`${label}: token id ${id} is outside the vocabulary [0, ${vocab})`);
+        }
+      }
+    }
+    let total = 0;
+    for (const [name, ids] of parts) {
+      slots[M[`SLOT_${name}_OFFSET`]] = total;
+      slots[M[`SLOT_${name}_LENGTH`]] = ids.length;
+      total += ids.length;
+    }
+
+    if (o.samplers !== undefined) {
+      if (!Array.isArray(o.samplers)) throw new TypeError('samplers must be an array of stage names');
+      if (o.samplers.length > M.MAX_CHAIN_LENGTH) {
+        throw new RangeError(`samplers: at most ${M.MAX_CHAIN_LENGTH} stages`);
+      }
+      o.samplers.forEach((name, i) => {
+        if (typeof name !== 'string') throw new TypeError(`samplers[${i}] must be a string`);
+        if (!stageIds.has(name)) {
+          throw new RangeError(`samplers[${i}]: unknown stage '${name}' (known: ${[...stageIds.keys()].join(', ')})`);
+        }
+        slots[M.SLOT_ORDER + i] = stageIds.get(name);
+      });
+      slots[M.SLOT_ORDER_LENGTH] = o.samplers.length;
+      // An option that switches on a stage missing from `samplers` would be
+      // silently ignored: refuse it.
+      for (const [stage, on] of Object.entries(STAGE_SWITCHES)) {
+        if (on(o) && !o.samplers.includes(stage)) {
+          throw new RangeError(`samplers does not list '${stage}', but options for it are given`);
+        }
+      }
+    }
+
+    let seeded = false;
+    if (o.step !== undefined) {
+      if (o.seed === undefined) throw new RangeError('step needs a seed');
+      const [hi, lo] = splitU64('step', o.step);
+      slots[M.SLOT_STEP_HI] = hi;
+      slots[M.SLOT_STEP_LO] = lo;
+    }
+    if (o.seed !== undefined) {
+      const [hi, lo] = splitU64('seed', o.seed);
+      slots[M.SLOT_SEED_HI] = hi;
+      slots[M.SLOT_SEED_LO] = lo;
+      seeded = true;
+    }
+
+    // Write the aux arrays, then the slots (auxI32Ptr may grow memory, so
+    // heap views are read after it).
+    const i32 = raw.auxI32Ptr(total) >>> 2;
+    const f32 = raw.auxF32Ptr(total) >>> 2;
+    for (const [name, ids] of parts) {
+      const off = slots[M[`SLOT_${name}_OFFSET`]];
+      M.HEAP32.set(ids, i32 + off);
+      if (name === 'BIAS') M.HEAPF32.set(bias.bias, f32 + off);
+    }
     M.HEAPF64.set(slots, raw.optionsPtr() >>> 3);
-    const status = method === 'sample' ? raw.sample(vocab) : raw.decode(vocab);
+    return seeded;
+  }
+
+  function useStream() {
+    slots[M.SLOT_SEED_HI] = streamSeed[0];
+    slots[M.SLOT_SEED_LO] = streamSeed[1];
+    slots[M.SLOT_STEP_HI] = Math.floor(streamStep / TWO32);
+    slots[M.SLOT_STEP_LO] = streamStep % TWO32;
+    streamStep += 1;
+    M.HEAPF64.set(slots, raw.optionsPtr() >>> 3);
+  }
+
+  function checkLogits(logits) {
+    if (!(logits instanceof Float32Array)) throw new TypeError('logits must be a Float32Array');
+  }
+  function writeLogits(logits) {
+    // inputPtr may grow memory: read the heap view only after it.
+    const ptr = raw.inputPtr(logits.length);
+    M.HEAPF32.set(logits, ptr >>> 2);
+  }
+  function check(status) {
     if (status !== 0) {
       const message = raw.error();
       throw status === 1 ? new TypeError(message) : new RangeError(message);
     }
   }
+  function readDistribution(withObjective) {
+    const k = raw.k();
+    const ids = M.HEAP32.slice(raw.idsPtr() >>> 2, (raw.idsPtr() >>> 2) + k);
+    const probs = M.HEAPF32.slice(raw.probsPtr() >>> 2, (raw.probsPtr() >>> 2) + k);
+    const result = { k, ids, probs };
+    if (withObjective) result.objective = raw.objective();
+    return result;
+  }
+  function readSample(topLogprobs) {
+    const result = { token: raw.token(), logprob: raw.logprob(), raw_logprob: raw.rawLogprob(), k: raw.k() };
+    if (topLogprobs) {
+      const n = raw.topCount();
+      const ids = M.HEAP32.subarray(raw.topIdsPtr() >>> 2, (raw.topIdsPtr() >>> 2) + n);
+      const lp = M.HEAPF32.subarray(raw.topLogprobsPtr() >>> 2, (raw.topLogprobsPtr() >>> 2) + n);
+      result.top_logprobs = Array.from(ids, (token, i) => ({ token, logprob: lp[i] }));
+    }
+    return result;
+  }
+
+  function decode(logits, options) {
+    live();
+    checkLogits(logits);
+    writeOptions(options, logits.length);
+    writeLogits(logits);
+    check(raw.decode(logits.length));
+    return readDistribution(Boolean(options && options.bregman));
+  }
+
+  function sample(logits, options) {
+    live();
+    checkLogits(logits);
+    const seeded = writeOptions(options, logits.length);
+    if (!seeded) useStream();
+    writeLogits(logits);
+    check(raw.sample(logits.length));
+    return readSample(Boolean(options && options.top_logprobs));
+  }
+
+  class Sampler {
+    /** @param {object} options fixed for the sampler's life */
+    constructor(options, rawSampler, withObjective, topLogprobs) {
+      this._raw = rawSampler;
+      this._options = options;
+      this._withObjective = withObjective;
+      this._top = topLogprobs;
+    }
+    _alive() {
+      live();
+      if (this._raw === null) throw new Error('this sampler was disposed');
+    }
+    /** Draws the next token and accepts it (history, mirostat, step). */
+    sample(logits) {
+      this._alive();
+      checkLogits(logits);
+      writeLogits(logits);
+      check(raw.sampleWith(this._raw, logits.length));
+      return readSample(this._top);
+    }
+    /** The processed distribution at the current state (nothing is accepted). */
+    decode(logits) {
+      this._alive();
+      checkLogits(logits);
+      writeLogits(logits);
+      check(raw.decodeWith(this._raw, logits.length));
+      return readDistribution(this._withObjective);
+    }
+    /** Feeds a token that was not drawn here (a prompt token, a forced one). */
+    accept(token) {
+      this._alive();
+      checkInteger('token', token, 0);
+      this._raw.accept(token);
+    }
+    /** Forgets the history and mirostat state; the draw counter restarts. */
+    reset() { this._alive(); this._raw.reset(); }
+    /** An independent copy with the same options and state. */
+    clone() {
+      this._alive();
+      return new Sampler(this._options, this._raw.clone(), this._withObjective, this._top);
+    }
+    /** Number of accepted tokens kept (bounded; see docs/samplers.md). */
+    get historyLength() { this._alive(); return this._raw.historyLength(); }
+    /** Index of the next draw in the sampler's random stream. */
+    get step() { this._alive(); return this._raw.step(); }
+    /** The chain, in order, as stage names. */
+    get name() {
+      const order = this._options?.samplers ?? DEFAULT_ORDER;
+      return order.filter((s) => s === 'temperature' || s === 'bregman' || STAGE_SWITCHES[s]?.(this._options ?? {}))
+        .join(' -> ') + ' -> dist';
+    }
+    dispose() {
+      if (this._raw !== null) { this._raw.delete(); this._raw = null; }
+    }
+  }
+  const DEFAULT_ORDER = ['logit_bias', 'penalties', 'dry', 'no_repeat_ngram', 'top_n_sigma', 'top_k',
+    'typical_p', 'top_p', 'min_p', 'xtc', 'epsilon_cutoff', 'eta_cutoff', 'temperature', 'mirostat', 'bregman'];
+
+  function createSampler(options = {}) {
+    live();
+    if (options !== null && typeof options === 'object' && options.history !== undefined) {
+      throw new RangeError('history is for the stateless calls; feed a sampler with accept()');
+    }
+    if (options !== null && typeof options === 'object' && options.step !== undefined) {
+      throw new RangeError('step is for the stateless calls; a sampler counts its own draws');
+    }
+    const seeded = writeOptions(options);
+    if (!seeded) {
+      slots[M.SLOT_SEED_HI] = entropy32() >>> 0;
+      slots[M.SLOT_SEED_LO] = entropy32() >>> 0;
+      M.HEAPF64.set(slots, raw.optionsPtr() >>> 3);
+    }
+    check(raw.validate());
+    return new Sampler(options, raw.createSampler(), Boolean(options && options.bregman),
+      Boolean(options && options.top_logprobs));
+  }
+
+  // [B, V] batches: `perRow` is one options object for every row, or an array
+  // of B options objects or Samplers (per-row state).
+  function batch(kind, logits, vocab, perRow) {
+    live();
+    checkLogits(logits);
+    checkInteger('vocab', vocab, 1);
+    if (logits.length % vocab !== 0) {
+      throw new RangeError(`logits length ${logits.length} is not a multiple of vocab ${vocab}`);
+    }
+    const rows = logits.length / vocab;
+    if (Array.isArray(perRow) && perRow.length !== rows) {
+      throw new RangeError(`per-row options: got ${perRow.length} entries for ${rows} rows`);
+    }
+    const out = new Array(rows);
+    for (let r = 0; r < rows; r++) {
+      const row = logits.subarray(r * vocab, (r + 1) * vocab);
+      const o = Array.isArray(perRow) ? perRow[r] : perRow;
+      if (o instanceof Sampler) out[r] = kind === 'sample' ? o.sample(row) : o.decode(row);
+      else out[r] = kind === 'sample' ? sample(row, o) : decode(row, o);
+    }
+    return out;
+  }
 
   return {
     /** Highway target the kernels run on ('WASM' when SIMD128 is in use). */
     target: M.targetName(),
-
-    decode(logits, options) {
-      run('decode', logits, options);
-      const k = raw.k();
-      const ids = M.HEAP32.slice(raw.idsPtr() >>> 2, (raw.idsPtr() >>> 2) + k);
-      const probs = M.HEAPF32.slice(raw.probsPtr() >>> 2, (raw.probsPtr() >>> 2) + k);
-      const result = { k, ids, probs };
-      if (options && options.bregman) result.objective = raw.objective();
-      return result;
-    },
-
-    sample(logits, options) {
-      run('sample', logits, options);
-      return { token: raw.token(), logprob: raw.logprob(), k: raw.k() };
-    },
-
+    /** Stage names accepted in `samplers`, in the default order. */
+    stages: DEFAULT_ORDER.slice(),
+    decode,
+    sample,
+    createSampler,
+    decodeBatch: (logits, vocab, perRow) => batch('decode', logits, vocab, perRow),
+    sampleBatch: (logits, vocab, perRow) => batch('sample', logits, vocab, perRow),
     /** Bytes of scratch the decoder holds (flat after the first call). */
     workspaceBytes() { return raw.workspaceBytes(); },
-
     /** Bytes of wasm linear memory (flat in steady state). */
     memoryBytes() { return M.HEAP8.length; },
-
     /** Frees the wasm-side decoder; the instance is unusable afterwards. */
     dispose() {
       if (!disposed) { raw.delete(); disposed = true; }
