@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "decoder.h"
+#include "reference/bregman_oracle.h"
 #include "reference/sampler_reference.h"
 #include "rng.h"
 
@@ -236,4 +237,77 @@ TEST_CASE("steady state: the workspace stops growing after the first call") {
     REQUIRE(dec.Sample(row.data(), row.size(), o) == bd::StatusCode::kOk);
   }
   CHECK(dec.WorkspaceBytes() == bytes);
+}
+
+TEST_CASE("Bregman through the decoder = the float64 oracle on softmax(logits / T)") {
+  // The full path (temperature, candidate prefix, float64 core) against the
+  // exhaustive oracle run on p computed in float64 from the same logits.
+  namespace bo = bregman_oracle;
+  std::mt19937_64 rng(14);
+  bd::Decoder dec;
+  int compared = 0, skipped = 0;
+  double worst_q = 0.0;
+  for (size_t v : {1, 2, 7, 40, 120, 300}) {
+    for (float t : {0.5f, 0.8f, 1.0f, 1.5f, 2.0f}) {
+      std::vector<float> row = LlmRow(v, rng, 0.8);
+      double max = -INFINITY;
+      for (float x : row) max = std::max(max, static_cast<double>(x) / t);
+      std::vector<double> p(v);
+      double z = 0.0;
+      for (size_t i = 0; i < v; ++i) z += p[i] = std::exp(static_cast<double>(row[i]) / t - max);
+      for (double& x : p) x /= z;
+      struct Cfg { bo::Mode mode; double alpha; };
+      for (const Cfg cfg : {Cfg{bo::Mode::kPrimal, 1.0}, Cfg{bo::Mode::kPrimal, 0.5},
+                            Cfg{bo::Mode::kPrimal, 1.5}, Cfg{bo::Mode::kPrimal, 2.0},
+                            Cfg{bo::Mode::kPrimal, 3.0}, Cfg{bo::Mode::kDual, 1.5},
+                            Cfg{bo::Mode::kDual, 3.0}}) {
+        const bo::Table table = bo::MakeTable(cfg.mode, cfg.alpha, p);
+        const std::vector<double> tau = bo::Taus(table);
+        if (tau.empty()) {  // V = 1: k = 1 whatever lambda
+          bd::DecodeOptions o;
+          o.temperature = t;
+          o.bregman_enabled = true;
+          o.bregman.alpha = cfg.alpha;
+          o.bregman.lambda = 0.1;
+          o.bregman.divergence = cfg.mode == bo::Mode::kDual ? bd::BregmanDivergence::kDual
+                                                             : bd::BregmanDivergence::kPrimal;
+          REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+          CHECK(dec.k() == 1);
+          continue;
+        }
+        // lambda between two consecutive gains (or beyond the ends), so the
+        // answer is decided well above float32-input resolution.
+        for (size_t j = 0; j <= tau.size(); j += std::max<size_t>(1, tau.size() / 4)) {
+          const double hi = j == 0 ? 2 * tau[0] + 1 : tau[j - 1];
+          const double lo = j == tau.size() ? hi / 4 : tau[j];
+          if (!(hi > lo * 1.001) || lo <= 0) { ++skipped; continue; }
+          const double lambda = std::sqrt(hi * lo);
+          const bo::Decision want = bo::Decide(table, lambda);
+          bd::DecodeOptions o;
+          o.temperature = t;
+          o.bregman_enabled = true;
+          o.bregman.divergence = cfg.mode == bo::Mode::kDual ? bd::BregmanDivergence::kDual
+                                                             : bd::BregmanDivergence::kPrimal;
+          o.bregman.alpha = cfg.alpha;
+          o.bregman.lambda = lambda;
+          CAPTURE(v); CAPTURE(t); CAPTURE(cfg.alpha); CAPTURE(lambda);
+          REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+          REQUIRE(dec.k() == want.k);
+          double sum = 0.0;
+          for (size_t i = 0; i < dec.k(); ++i) {
+            const double err = std::fabs(dec.probs()[i] - want.q[static_cast<size_t>(dec.ids()[i])]);
+            worst_q = std::max(worst_q, err);
+            REQUIRE(err <= 2e-6);
+            sum += dec.probs()[i];
+          }
+          CHECK(std::fabs(sum - 1.0) <= 1e-6);
+          CHECK(dec.objective() == doctest::Approx(want.objective).epsilon(1e-5));
+          ++compared;
+        }
+      }
+    }
+  }
+  MESSAGE("decoder vs oracle: " << compared << " decodes, max |q err| " << worst_q << ", "
+                                << skipped << " lambdas skipped (no gap between gains)");
+  CHECK(compared > 500);
 }
