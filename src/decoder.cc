@@ -116,7 +116,10 @@ StatusCode Decoder::RunChain(const float* logits, size_t vocab, const DecodeOpti
   };
   fresh();
   raw_max_ = scan.max;
-  raw_log_z_ = std::log(ExpSum(logits, vocab, scan.max, 1.0f));
+  // softmax(logits)'s normaliser costs a SIMD pass: only when asked for.
+  raw_log_z_ = (o.logprobs || o.top_logprobs > 0)
+                   ? std::log(ExpSum(logits, vocab, scan.max, 1.0f))
+                   : NAN;
   if (o.top_logprobs > 0) {
     // The raw distribution's head, before any stage edits the row.
     top_count_ = std::min(static_cast<size_t>(o.top_logprobs), c.row_finite);
@@ -242,7 +245,7 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     p_token = c.probs[pick];
     logprob_ = std::log(p_token);
   }
-  raw_logprob_ = static_cast<double>(logits[token_]) - raw_max_ - raw_log_z_;
+  raw_logprob_ = static_cast<double>(logits[token_]) - raw_max_ - raw_log_z_;  // NaN unless asked
   if (state != nullptr) {
     if (o.mirostat_enabled && greedy_token_ < 0) {
       MirostatUpdate(state->mirostat(), o.mirostat, p_token);

@@ -38,7 +38,8 @@ class Decoder {
   const int32_t* ids() const { return ws_.out_ids.data(); }
   const float* probs() const { return ws_.out_probs.data(); }
   int32_t token() const { return token_; }
-  // log p(token) under the processed distribution, and under softmax(logits).
+  // log p(token) under the processed distribution, and under softmax(logits)
+  // (the latter only with o.logprobs or o.top_logprobs; NaN otherwise).
   double logprob() const { return logprob_; }
   double raw_logprob() const { return raw_logprob_; }
   // The top_logprobs most probable tokens of softmax(logits) and their

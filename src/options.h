@@ -51,7 +51,9 @@ struct DecodeOptions {
   const int32_t* history = nullptr;
   size_t history_len = 0;
 
-  // How many of the raw distribution's most probable tokens to report.
+  // Report log p(token) under softmax(logits) (OpenAI's `logprobs`), and
+  // how many of the raw distribution's most probable tokens to report.
+  bool logprobs = false;
   int32_t top_logprobs = 0;
 
   // Randomness: draw `step` of stream `seed`.

@@ -85,7 +85,9 @@ export interface DecodeOptions {
   allowed_tokens?: TokenIds;
   /** The stages to run, in this order (default: `stages`). */
   samplers?: StageName[];
-  /** With sample(): also report the raw distribution's n most probable tokens. */
+  /** With sample(): also report raw_logprob, log p(token) under softmax(logits) (one more pass over the row). */
+  logprobs?: boolean;
+  /** With sample(): also report the raw distribution's n most probable tokens (implies logprobs). */
   top_logprobs?: number;
   /** Same seed, logits and options: same token on every platform. */
   seed?: number | bigint;
@@ -109,8 +111,8 @@ export interface Sample {
   token: number;
   /** Log-probability of `token` under the processed distribution. */
   logprob: number;
-  /** Log-probability of `token` under softmax(logits), before any stage. */
-  raw_logprob: number;
+  /** With `logprobs` or `top_logprobs`: log-probability of `token` under softmax(logits), before any stage. */
+  raw_logprob?: number;
   k: number;
   /** With `top_logprobs: n`: the raw distribution's n most probable tokens. */
   top_logprobs?: { token: number; logprob: number }[];

@@ -77,6 +77,9 @@ test('batches: one options object or per-row options and samplers', () => {
 test('raw_logprob and top_logprobs describe softmax(logits)', () => {
   const logits = llmRow(3000, rng(13));
   const s = bd.sample(logits, { seed: 1, top_k: 10, top_logprobs: 5 });
+  assert.equal(bd.sample(logits, { seed: 1 }).raw_logprob, undefined);
+  const s2 = bd.sample(logits, { seed: 1, logprobs: true });
+  assert.equal(typeof s2.raw_logprob, 'number');
   const ids = Array.from(logits.keys()).sort((a, b) => (logits[b] - logits[a]) || (a - b));
   let max = -Infinity;
   for (const x of logits) max = Math.max(max, x);

@@ -59,7 +59,7 @@ const STAGE_SWITCHES = {
   bregman: (o) => o.bregman !== undefined && o.bregman !== null,
 };
 const ARRAYS = ['history', 'banned_tokens', 'allowed_tokens', 'dry_sequence_breakers'];
-const OTHER = ['seed', 'step', 'bregman', 'logit_bias', 'samplers'];
+const OTHER = ['seed', 'step', 'bregman', 'logit_bias', 'samplers', 'logprobs'];
 const KNOWN = new Set([...Object.keys(SCALARS), ...ARRAYS, ...OTHER]);
 const BREGMAN_KNOWN = new Set(['divergence', 'alpha', 'lambda', 'k', 'k_min', 'k_max']);
 
@@ -155,6 +155,11 @@ function writeBregman(slots, M, b) {
 export function createApi(M, entropy32) {
   const raw = new M.WasmDecoder();
   const slots = new Float64Array(M.NUM_OPTION_SLOTS);
+  // [name, slot index, kind] per scalar option, and the block of defaults,
+  // resolved once: a call then only touches the options it is given.
+  const scalarSlots = Object.entries(SCALARS).map(([name, [slot, kind]]) => [name, M[`SLOT_${slot}`], kind]);
+  const defaults = new Float64Array(M.NUM_OPTION_SLOTS);
+  for (const [name, [slot, , def]] of Object.entries(SCALARS)) defaults[M[`SLOT_${slot}`]] = def;
   const stageIds = new Map();
   for (let i = 0; i < M.NUM_STAGES; i++) stageIds.set(M.stageName(i), i);
   // Unseeded draws: one random stream per loaded module, advanced per call.
@@ -168,11 +173,8 @@ export function createApi(M, entropy32) {
   // Validates `options` and writes them (slots + aux arrays) into the module.
   // Returns whether a seed was given.
   function writeOptions(options, vocab) {
-    slots.fill(0);
-    for (const [, [slot, , def]] of Object.entries(SCALARS)) slots[M[`SLOT_${slot}`]] = def;
+    slots.set(defaults);
     if (options === undefined || options === null) {
-      raw.auxI32Ptr(0);
-      raw.auxF32Ptr(0);
       M.HEAPF64.set(slots, raw.optionsPtr() >>> 3);
       return false;
     }
@@ -181,10 +183,14 @@ export function createApi(M, entropy32) {
       if (!KNOWN.has(key)) throw new RangeError(`unknown option ${key}`);
     }
     const o = options;
-    for (const [name, [slot, kind]] of Object.entries(SCALARS)) {
+    for (const [name, slot, kind] of scalarSlots) {
       const v = o[name];
       if (v === undefined) continue;
-      slots[M[`SLOT_${slot}`]] = kind === 'int' ? checkInteger(name, v) : checkNumber(name, v);
+      slots[slot] = kind === 'int' ? checkInteger(name, v) : checkNumber(name, v);
+    }
+    if (o.logprobs !== undefined) {
+      if (typeof o.logprobs !== 'boolean') throw new TypeError(`logprobs must be a boolean, got ${typeof o.logprobs}`);
+      slots[M.SLOT_LOGPROBS] = o.logprobs ? 1 : 0;
     }
     if (o.mirostat !== undefined && o.mirostat !== 0 && o.mirostat !== 2) {
       throw new RangeError(`mirostat must be 0 (off) or 2 (Mirostat v2), got ${o.mirostat}`);
@@ -260,9 +266,10 @@ export function createApi(M, entropy32) {
     }
 
     // Write the aux arrays, then the slots (auxI32Ptr may grow memory, so
-    // heap views are read after it).
-    const i32 = raw.auxI32Ptr(total) >>> 2;
-    const f32 = raw.auxF32Ptr(total) >>> 2;
+    // heap views are read after it). Lengths live in the slots, so calls
+    // without arrays leave the aux arrays alone.
+    const i32 = total ? raw.auxI32Ptr(total) >>> 2 : 0;
+    const f32 = total ? raw.auxF32Ptr(total) >>> 2 : 0;
     for (const [name, ids] of parts) {
       const off = slots[M[`SLOT_${name}_OFFSET`]];
       M.HEAP32.set(ids, i32 + off);
@@ -303,8 +310,10 @@ export function createApi(M, entropy32) {
     if (withObjective) result.objective = raw.objective();
     return result;
   }
-  function readSample(topLogprobs) {
-    const result = { token: raw.token(), logprob: raw.logprob(), raw_logprob: raw.rawLogprob(), k: raw.k() };
+  function readSample(options) {
+    const result = { token: raw.token(), logprob: raw.logprob(), k: raw.k() };
+    const topLogprobs = Boolean(options && options.top_logprobs);
+    if (topLogprobs || (options && options.logprobs)) result.raw_logprob = raw.rawLogprob();
     if (topLogprobs) {
       const n = raw.topCount();
       const ids = M.HEAP32.subarray(raw.topIdsPtr() >>> 2, (raw.topIdsPtr() >>> 2) + n);
@@ -330,16 +339,15 @@ export function createApi(M, entropy32) {
     if (!seeded) useStream();
     writeLogits(logits);
     check(raw.sample(logits.length));
-    return readSample(Boolean(options && options.top_logprobs));
+    return readSample(options);
   }
 
   class Sampler {
     /** @param {object} options fixed for the sampler's life */
-    constructor(options, rawSampler, withObjective, topLogprobs) {
+    constructor(options, rawSampler, withObjective) {
       this._raw = rawSampler;
       this._options = options;
       this._withObjective = withObjective;
-      this._top = topLogprobs;
     }
     _alive() {
       live();
@@ -351,7 +359,7 @@ export function createApi(M, entropy32) {
       checkLogits(logits);
       writeLogits(logits);
       check(raw.sampleWith(this._raw, logits.length));
-      return readSample(this._top);
+      return readSample(this._options);
     }
     /** The processed distribution at the current state (nothing is accepted). */
     decode(logits) {
@@ -372,7 +380,7 @@ export function createApi(M, entropy32) {
     /** An independent copy with the same options and state. */
     clone() {
       this._alive();
-      return new Sampler(this._options, this._raw.clone(), this._withObjective, this._top);
+      return new Sampler(this._options, this._raw.clone(), this._withObjective);
     }
     /** Number of accepted tokens kept (bounded; see docs/samplers.md). */
     get historyLength() { this._alive(); return this._raw.historyLength(); }
@@ -406,8 +414,7 @@ export function createApi(M, entropy32) {
       M.HEAPF64.set(slots, raw.optionsPtr() >>> 3);
     }
     check(raw.validate());
-    return new Sampler(options, raw.createSampler(), Boolean(options && options.bregman),
-      Boolean(options && options.top_logprobs));
+    return new Sampler(options, raw.createSampler(), Boolean(options && options.bregman));
   }
 
   // [B, V] batches: `perRow` is one options object for every row, or an array
