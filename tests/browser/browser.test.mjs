@@ -99,6 +99,37 @@ test('same seed, same tokens in Node and in Chromium (1000 steps)', async () => 
   node.dispose();
 });
 
+test('stateful mixed chains: same 1000 tokens in Node and in Chromium', async () => {
+  const node = await load();
+  const logits = llmRow(8192, rng(6), 0.9);
+  const configs = [
+    { seed: 21, repetition_penalty: 1.3, presence_penalty: 0.2, penalty_last_n: 32, dry_multiplier: 0.8,
+      no_repeat_ngram_size: 3, top_k: 100, temperature: 0.9 },
+    { seed: 22, typical_p: 0.9, xtc_probability: 0.5, xtc_threshold: 0.05, min_p: 0.01 },
+    { seed: 23, mirostat: 2, mirostat_tau: 4, mirostat_eta: 0.2, frequency_penalty: 0.3 },
+    { seed: 24, top_k: 300, bregman: { divergence: 'dual', alpha: 1.5, lambda: 1e-3 }, dynatemp_range: 0.4 },
+  ];
+  const run = (bd) => configs.map((c) => {
+    const s = bd.createSampler(c);
+    const tokens = Array.from({ length: 1000 }, () => s.sample(logits).token);
+    s.dispose();
+    return tokens;
+  });
+  const want = run(node);
+  const got = await page.evaluate(async ({ row, configs }) => {
+    const { bd } = await window.bdReady;
+    const logits = new Float32Array(row);
+    return configs.map((c) => {
+      const s = bd.createSampler(c);
+      const tokens = Array.from({ length: 1000 }, () => s.sample(logits).token);
+      s.dispose();
+      return tokens;
+    });
+  }, { row: Array.from(logits), configs });
+  assert.deepEqual(got, want);
+  node.dispose();
+});
+
 test('errors in the browser are RangeError/TypeError and the module keeps working', async () => {
   const r = await page.evaluate(async () => {
     const { bd } = await window.bdReady;

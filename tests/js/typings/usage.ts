@@ -1,6 +1,6 @@
 // Type-checked by tsc in typings.test.mjs: the hand-written typings accept
 // the contract's calls and reject wrong ones.
-import load, { load as namedLoad, type BregmanDecoders, type Distribution, type Sample } from 'bregman-decoders';
+import load, { load as namedLoad, type BregmanDecoders, type Distribution, type Sample, type Sampler } from 'bregman-decoders';
 
 async function main(): Promise<void> {
   const bd: BregmanDecoders = await load();
@@ -25,3 +25,30 @@ async function main(): Promise<void> {
   bd.dispose();
 }
 void main;
+
+// The extensions: samplers, batches, stage order, logprobs.
+async function extensions(): Promise<void> {
+  const bd = await load();
+  const logits = new Float32Array(8);
+  const s: Sampler = bd.createSampler({ repetition_penalty: 1.1, penalty_last_n: 64, mirostat: 2, seed: 3 });
+  s.accept(1);
+  const r: Sample = s.sample(logits);
+  const lp: number | undefined = r.raw_logprob;
+  const top = bd.sample(logits, { top_logprobs: 3, logprobs: true }).top_logprobs;
+  const c: Sampler = s.clone();
+  c.reset();
+  const d: Distribution = s.decode(logits);
+  const rows: Sample[] = bd.sampleBatch(new Float32Array(16), 8, [s, { top_k: 2 }]);
+  const dists: Distribution[] = bd.decodeBatch(new Float32Array(16), 8, { min_p: 0.1 });
+  bd.decode(logits, { samplers: ['top_k', 'temperature', 'bregman'], top_k: 5, bregman: { alpha: 2, lambda: 1e-3 } });
+  bd.decode(logits, { logit_bias: { 3: -Infinity }, banned_tokens: [1], allowed_tokens: new Int32Array([2, 3]) });
+  bd.decode(logits, { history: [1, 2], dry_multiplier: 0.8, dry_sequence_breakers: [0], no_repeat_ngram_size: 3 });
+  // @ts-expect-error unknown stage name
+  bd.decode(logits, { samplers: ['top_q'] });
+  // @ts-expect-error mirostat v1 is not offered
+  bd.createSampler({ mirostat: 1 });
+  // @ts-expect-error a sampler takes no history (use accept)
+  bd.createSampler({ history: [1] });
+  void lp; void top; void d; void rows; void dists; void c;
+}
+void extensions;
