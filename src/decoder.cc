@@ -228,10 +228,14 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     p_token = static_cast<double>(e[pick]) / z;
     logprob_ = std::log(static_cast<double>(e[pick])) - std::log(z);
   } else {
-    // A truncated list: walk it in the canonical sorted order, so every
-    // platform (whatever its nth_element) draws the same token.
+    // A truncated list: walk it in a canonical order, so every platform
+    // (whatever its nth_element) draws the same token.
     const double u = UniformDraw(o.seed, step);
-    EnsureSorted(c, c.size, ws_);
+    // Canonical orders: sorted, or ascending ids (a gathered list); anything
+    // else (a partially sorted list) is sorted first.
+    bool ids_ascending = true;
+    for (size_t i = 1; i < c.size && ids_ascending; ++i) ids_ascending = c.ids[i - 1] < c.ids[i];
+    if (!ids_ascending) EnsureSorted(c, c.size, ws_);
     ListProbs(c);
     double cum = 0.0;
     size_t pick = 0;

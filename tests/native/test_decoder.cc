@@ -3,6 +3,7 @@
 // float64 reference chain in tests/reference.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -310,4 +311,34 @@ TEST_CASE("Bregman through the decoder = the float64 oracle on softmax(logits / 
   MESSAGE("decoder vs oracle: " << compared << " decodes, max |q err| " << worst_q << ", "
                                 << skipped << " lambdas skipped (no gap between gains)");
   CHECK(compared > 500);
+}
+
+TEST_CASE("top-p on a large nucleus (threshold path): ties at the cut keep the lowest ids") {
+  bd::Decoder dec;
+  // 1000 equal logits: p = 0.001 each; top_p 0.5 keeps exactly 500, ids 0..499.
+  std::vector<float> flat(1000, 0.5f);
+  bd::DecodeOptions o;
+  o.top_p = 0.5f;
+  REQUIRE(dec.Decode(flat.data(), flat.size(), o) == bd::StatusCode::kOk);
+  REQUIRE(dec.k() == 500);
+  for (size_t i = 0; i < 500; ++i) CHECK(dec.ids()[i] == static_cast<int32_t>(i));
+  // A head of 300 distinct tokens then a plateau of 2000 ties: the cut falls
+  // inside the plateau, which is filled from the lowest id up.
+  std::vector<float> row(3000, -10.0f);
+  for (size_t i = 0; i < 300; ++i) row[2999 - i] = 1.0f - 0.001f * static_cast<float>(i);
+  for (size_t i = 0; i < 2000; ++i) row[i * 7 % 2700] = 0.2f;
+  std::vector<float> copy = row;
+  ref::ChainOptions r;
+  r.top_p = 0.8;
+  o.top_p = 0.8f;
+  REQUIRE(dec.Decode(row.data(), row.size(), o) == bd::StatusCode::kOk);
+  CheckMatches(dec, ref::Chain(copy, r));
+  CHECK(dec.k() > 300);
+  // The draw over that nucleus never leaves it.
+  for (uint64_t s = 0; s < 200; ++s) {
+    o.seed = s;
+    REQUIRE(dec.Sample(row.data(), row.size(), o) == bd::StatusCode::kOk);
+    const ref::Dist want = ref::Chain(copy, r);
+    CHECK(std::find(want.ids.begin(), want.ids.end(), dec.token()) != want.ids.end());
+  }
 }
