@@ -24,3 +24,16 @@ test('bregman-decode reports bad options as a RangeError with exit code 2', () =
   assert.equal(code, 2);
   assert.match(stderr, /RangeError: .*alpha/);
 });
+
+test('bregman-generate (the demo) generates with per-token k from the real model', () => {
+  const gen = fileURLToPath(new URL('../../bin/bregman-generate.mjs', import.meta.url));
+  const out = execFileSync(process.execPath, [gen, '--tokens', '12', '--seed', '3'], { encoding: 'utf8' });
+  assert.match(out, /kernels: WASM/);
+  const ks = out.match(/k per token: ([\d ]+)/)[1].trim().split(' ').map(Number);
+  assert.equal(ks.length, 12);
+  assert.ok(ks.every((k) => k >= 1 && k <= 4096));
+  assert.match(out, /top-k 40, same seed:/);
+  // Same seed, same text.
+  assert.equal(execFileSync(process.execPath, [gen, '--tokens', '12', '--seed', '3'], { encoding: 'utf8' })
+    .replace(/\d+ tokens in \d+ ms/, ''), out.replace(/\d+ tokens in \d+ ms/, ''));
+});
