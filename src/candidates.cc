@@ -128,18 +128,8 @@ void KeepAtLeast(Candidates& c, float t, Workspace& ws) {
     c.probs_valid = false;
     return;
   }
-  size_t kept = 0, kept_sorted = 0;
-  for (size_t i = 0; i < c.size; ++i) {
-    if (c.logits[i] >= t) {
-      c.ids[kept] = c.ids[i];
-      c.logits[kept] = c.logits[i];
-      if (i < c.sorted) ++kept_sorted;
-      ++kept;
-    }
-  }
-  c.size = kept;
-  c.sorted = kept_sorted;
-  c.probs_valid = false;
+  // Reads logits[i] before any write to index i (writes only go to <= i).
+  CompactList(c, [&c, t](size_t i) { return c.logits[i] >= t; });
 }
 
 float GetLogit(const Candidates& c, int32_t id) {

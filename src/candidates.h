@@ -53,6 +53,24 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws);
 // Keeps only the first j (<= available sorted) candidates.
 void TruncateToSorted(Candidates& c, size_t j);
 
+// Keeps the list entries i (truncated sets only) for which keep(i) is true,
+// in order; the sorted head keeps what is left of it. keep(i) sees the
+// entry's original index, before any compaction. O(size).
+template <class Keep>
+void CompactList(Candidates& c, Keep keep) {
+  size_t kept = 0, kept_sorted = 0;
+  for (size_t i = 0; i < c.size; ++i) {
+    if (!keep(i)) continue;
+    c.ids[kept] = c.ids[i];
+    c.logits[kept] = c.logits[i];
+    if (i < c.sorted) ++kept_sorted;
+    ++kept;
+  }
+  c.size = kept;
+  c.sorted = kept_sorted;
+  c.probs_valid = false;
+}
+
 // Keeps the candidates with logit >= t (order preserved). O(Count()).
 void KeepAtLeast(Candidates& c, float t, Workspace& ws);
 

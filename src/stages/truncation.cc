@@ -82,16 +82,7 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, Worksp
   }
   std::nth_element(tie_ids, tie_ids + (ties - 1), tie_ids + n_ties);
   const int32_t last_id = tie_ids[ties - 1];
-  size_t kept = 0;
-  for (size_t i = 0; i < c.size; ++i) {
-    if (c.logits[i] == cut && c.ids[i] > last_id) continue;
-    c.ids[kept] = c.ids[i];
-    c.logits[kept] = c.logits[i];
-    ++kept;
-  }
-  c.size = kept;
-  c.sorted = 0;
-  c.probs_valid = false;
+  CompactList(c, [&c, cut, last_id](size_t i) { return !(c.logits[i] == cut && c.ids[i] > last_id); });
 }
 
 }  // namespace

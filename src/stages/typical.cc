@@ -223,17 +223,7 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
   // A list: compact in place, keeping the list order (and what is left of
   // its sorted prefix, which stays the head of the survivors).
   for (size_t j = 0; j < kept; ++j) e[out[j]] = -1.0f;  // e >= 0 otherwise
-  size_t w = 0, w_sorted = 0;
-  for (size_t i = 0; i < c.size; ++i) {
-    if (!(e[i] < 0.0f)) continue;
-    c.ids[w] = c.ids[i];
-    c.logits[w] = c.logits[i];
-    if (i < c.sorted) ++w_sorted;
-    ++w;
-  }
-  c.size = w;
-  c.sorted = w_sorted;
-  c.probs_valid = false;
+  CompactList(c, [e](size_t i) { return e[i] < 0.0f; });
 }
 
 }  // namespace bd

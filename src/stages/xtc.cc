@@ -69,17 +69,7 @@ void ApplyXtc(Candidates& c, const XtcParams& p, Workspace&, const StageContext&
   }
   // A list: Q is its head, so the survivors keep their order, and the sorted
   // prefix loses exactly the removed entries that were in it.
-  size_t kept = 0, kept_sorted = 0;
-  for (size_t i = 0; i < c.size; ++i) {
-    if (c.logits[i] >= t && i != last) continue;
-    c.ids[kept] = c.ids[i];
-    c.logits[kept] = c.logits[i];
-    if (i < c.sorted) ++kept_sorted;
-    ++kept;
-  }
-  c.size = kept;
-  c.sorted = kept_sorted;
-  c.probs_valid = false;
+  CompactList(c, [&c, t, last](size_t i) { return !(c.logits[i] >= t) || i == last; });
 }
 
 }  // namespace bd
