@@ -184,8 +184,14 @@ StatusCode Decoder::Decode(const float* logits, size_t vocab, const DecodeOption
     ws_.out_probs[0] = 1.0f;
     return StatusCode::kOk;
   }
-  // The full distribution was asked for: sorts the survivors (all of them
-  // when nothing truncated).
+  WriteDistribution(c);
+  return StatusCode::kOk;
+}
+
+void Decoder::WriteDistribution(Candidates& c) {
+  // Sorts the survivors (all of them when nothing truncated). Explicit probs
+  // stay valid only on an already sorted list (Bregman's output).
+  if (c.truncated && c.sorted < c.size) c.probs_valid = false;
   EnsureSorted(c, c.Count(), ws_);
   TruncateToSorted(c, c.Count());
   ListProbs(c);
@@ -194,7 +200,6 @@ StatusCode Decoder::Decode(const float* logits, size_t vocab, const DecodeOption
     ws_.out_ids[i] = c.ids[i];
     ws_.out_probs[i] = static_cast<float>(c.probs[i]);
   }
-  return StatusCode::kOk;
 }
 
 StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOptions& o,
@@ -250,6 +255,16 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     logprob_ = std::log(p_token);
   }
   raw_logprob_ = static_cast<double>(logits[token_]) - raw_max_ - raw_log_z_;  // NaN unless asked
+  if (o.return_distribution) {
+    const size_t drawn_from = k_;
+    if (greedy_token_ >= 0) {
+      ws_.out_ids[0] = greedy_token_;
+      ws_.out_probs[0] = 1.0f;
+    } else {
+      WriteDistribution(c);
+    }
+    k_ = drawn_from;
+  }
   if (state != nullptr) {
     if (o.mirostat_enabled && greedy_token_ < 0) {
       MirostatUpdate(state->mirostat(), o.mirostat, p_token);

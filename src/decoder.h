@@ -23,7 +23,8 @@ class Decoder {
                     const SamplerState* state = nullptr);
   // Draws one token with UniformDraw(o.seed, step), step = o.step, or the
   // state's counter. With a state, the token is accepted into it (history,
-  // mirostat's mu) and the counter advances.
+  // mirostat's mu) and the counter advances. With o.return_distribution,
+  // ids()/probs() hold the distribution drawn from (k() of them).
   StatusCode Sample(const float* logits, size_t vocab, const DecodeOptions& o,
                     SamplerState* state = nullptr);
 
@@ -61,6 +62,8 @@ class Decoder {
   StatusCode RunChain(const float* logits, size_t vocab, const DecodeOptions& o,
                       const SamplerState* state, uint64_t step, Candidates& c);
   void ListProbs(Candidates& c);
+  // Sorts the survivors and writes ids()/probs() (k() = their count).
+  void WriteDistribution(Candidates& c);
 
   Workspace ws_;
   char error_[256] = {0};

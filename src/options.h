@@ -54,6 +54,8 @@ struct DecodeOptions {
   // Report log p(token) under softmax(logits) (OpenAI's `logprobs`), and
   // how many of the raw distribution's most probable tokens to report.
   bool logprobs = false;
+  // sample(): also write the processed distribution (as Decode does).
+  bool return_distribution = false;
   int32_t top_logprobs = 0;
 
   // Randomness: draw `step` of stream `seed`.

@@ -87,6 +87,8 @@ export interface DecodeOptions {
   samplers?: StageName[];
   /** With sample(): also report raw_logprob, log p(token) under softmax(logits) (one more pass over the row). */
   logprobs?: boolean;
+  /** With sample(): also return the processed distribution the token was drawn from (sorts the survivors). */
+  return_distribution?: boolean;
   /** With sample(): also report the raw distribution's n most probable tokens (implies logprobs). */
   top_logprobs?: number;
   /** Same seed, logits and options: same token on every platform. */
@@ -116,6 +118,8 @@ export interface Sample {
   k: number;
   /** With `top_logprobs: n`: the raw distribution's n most probable tokens. */
   top_logprobs?: { token: number; logprob: number }[];
+  /** With `return_distribution`: the processed distribution (as decode() returns it). */
+  distribution?: { ids: Int32Array; probs: Float32Array };
 }
 
 /** A stateful sampler (llama.cpp's sampler chain): options fixed at creation. */

@@ -121,3 +121,21 @@ test('history stages in the stateless calls: bias, bans, allowed set', () => {
   // logits become [1, 2, 3, 2.5]: order 2, 3, 1, 0.
   assert.deepEqual(Array.from(pen.ids), [2, 3, 1, 0]);
 });
+
+test('return_distribution: sample() also returns what decode() returns, and the token is in it', () => {
+  const logits = llmRow(5000, rng(31));
+  for (const o of [{ seed: 5 }, { seed: 6, top_k: 30, temperature: 0.7 }, { seed: 7, min_p: 0.05 },
+    { seed: 8, top_p: 0.97 }, { seed: 9, bregman: { alpha: 2, lambda: 1e-4 } }, { seed: 1, temperature: 0 },
+    { seed: 10, xtc_probability: 1, xtc_threshold: 0.01 }]) {
+    const s = bd.sample(logits, { ...o, return_distribution: true });
+    const d = bd.decode(logits, o);
+    assert.equal(s.k, d.k);
+    assert.deepEqual(Array.from(s.distribution.ids), Array.from(d.ids), JSON.stringify(o));
+    assert.deepEqual(Array.from(s.distribution.probs), Array.from(d.probs));
+    const i = Array.from(d.ids).indexOf(s.token);
+    assert.ok(i >= 0);
+    assert.ok(Math.abs(Math.log(d.probs[i]) - s.logprob) < 1e-4);
+  }
+  assert.equal(bd.sample(logits, { seed: 1 }).distribution, undefined);
+  assert.throws(() => bd.sample(logits, { return_distribution: 1 }), TypeError);
+});

@@ -59,7 +59,7 @@ const STAGE_SWITCHES = {
   bregman: (o) => o.bregman !== undefined && o.bregman !== null,
 };
 const ARRAYS = ['history', 'banned_tokens', 'allowed_tokens', 'dry_sequence_breakers'];
-const OTHER = ['seed', 'step', 'bregman', 'logit_bias', 'samplers', 'logprobs'];
+const OTHER = ['seed', 'step', 'bregman', 'logit_bias', 'samplers', 'logprobs', 'return_distribution'];
 const KNOWN = new Set([...Object.keys(SCALARS), ...ARRAYS, ...OTHER]);
 const BREGMAN_KNOWN = new Set(['divergence', 'alpha', 'lambda', 'k', 'k_min', 'k_max']);
 
@@ -188,9 +188,10 @@ export function createApi(M, entropy32) {
       if (v === undefined) continue;
       slots[slot] = kind === 'int' ? checkInteger(name, v) : checkNumber(name, v);
     }
-    if (o.logprobs !== undefined) {
-      if (typeof o.logprobs !== 'boolean') throw new TypeError(`logprobs must be a boolean, got ${typeof o.logprobs}`);
-      slots[M.SLOT_LOGPROBS] = o.logprobs ? 1 : 0;
+    for (const [name, slot] of [['logprobs', M.SLOT_LOGPROBS], ['return_distribution', M.SLOT_RETURN_DISTRIBUTION]]) {
+      if (o[name] === undefined) continue;
+      if (typeof o[name] !== 'boolean') throw new TypeError(`${name} must be a boolean, got ${typeof o[name]}`);
+      slots[slot] = o[name] ? 1 : 0;
     }
     if (o.mirostat !== undefined && o.mirostat !== 0 && o.mirostat !== 2) {
       throw new RangeError(`mirostat must be 0 (off) or 2 (Mirostat v2), got ${o.mirostat}`);
@@ -319,6 +320,10 @@ export function createApi(M, entropy32) {
       const ids = M.HEAP32.subarray(raw.topIdsPtr() >>> 2, (raw.topIdsPtr() >>> 2) + n);
       const lp = M.HEAPF32.subarray(raw.topLogprobsPtr() >>> 2, (raw.topLogprobsPtr() >>> 2) + n);
       result.top_logprobs = Array.from(ids, (token, i) => ({ token, logprob: lp[i] }));
+    }
+    if (options && options.return_distribution) {
+      const { ids, probs } = readDistribution(false);
+      result.distribution = { ids, probs };
     }
     return result;
   }
