@@ -130,6 +130,28 @@ test('stateful mixed chains: same 1000 tokens in Node and in Chromium', async ()
   node.dispose();
 });
 
+test('works inside a module Web Worker', async () => {
+  const r = await page.evaluate(async (origin) => {
+    const src = `
+      import { load } from '${origin}/dist/index.mjs';
+      const bd = await load();
+      const d = bd.decode(new Float32Array([0.1, 2.5, 1.0, 2.0]), { top_k: 2 });
+      const s = bd.sample(new Float32Array([0.1, 2.5, 1.0, 2.0]), { seed: 3, bregman: { alpha: 1.5, k: 2 } });
+      postMessage({ target: bd.target, ids: Array.from(d.ids), token: s.token });`;
+    const url = URL.createObjectURL(new Blob([src], { type: 'text/javascript' }));
+    const w = new Worker(url, { type: 'module' });
+    const msg = await new Promise((resolve, reject) => {
+      w.onmessage = (e) => resolve(e.data);
+      w.onerror = (e) => reject(new Error(e.message));
+    });
+    w.terminate();
+    return msg;
+  }, url);
+  assert.equal(r.target, 'WASM');
+  assert.deepEqual(r.ids, [1, 3]);
+  assert.ok(r.token === 1 || r.token === 3);
+});
+
 test('errors in the browser are RangeError/TypeError and the module keeps working', async () => {
   const r = await page.evaluate(async () => {
     const { bd } = await window.bdReady;
