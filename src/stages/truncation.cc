@@ -24,65 +24,69 @@ void ApplyTopK(Candidates& c, size_t k, Workspace& ws) {
 
 namespace {
 
-// Monotone map between floats and uint32 (order-preserving), for bisection on
-// the float line.
-uint32_t OrderedBits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof(b));
-  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-}
-float FromOrderedBits(uint32_t k) {
-  const uint32_t b = (k & 0x80000000u) ? (k & 0x7FFFFFFFu) : ~k;
-  float f;
-  std::memcpy(&f, &b, sizeof(f));
-  return f;
-}
+// The nucleus is larger than a small sorted prefix: find its boundary by
+// bisection on the logit value, one SIMD mass pass per step, until the band
+// [lo, hi) that must hold the boundary has at most kTopPBand tokens (about
+// log2(V / kTopPBand) passes); then sort only that band. The kept set is what
+// the sorted walk would keep: every logit >= hi, then the band in order
+// (logit descending, lower id first) until the mass reaches the target.
+constexpr size_t kTopPBand = 256;
 
-// The nucleus is larger than a small sorted prefix: find its cut logit t* by
-// bisection on the float order, one SIMD mass pass per step (at most 32),
-// instead of sorting tens of thousands of survivors. The kept set is what the
-// sorted walk would keep: every logit > t*, then the tokens tied at t*, lower
-// ids first, until the mass reaches the target.
 void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, Workspace& ws) {
   const float* v = c.truncated ? c.logits : c.row;
   const size_t count = c.truncated ? c.size : c.vocab;
   float* e = ws.stage_f32.data();
   const double z = ExpWrite(v, count, max, static_cast<float>(1.0 / c.temperature), e);
   const double target = p * (1.0 - 1e-6) * z;
-  // Invariant: mass(v >= F(lo)) >= target > mass(v >= F(hi)).
-  uint32_t lo = OrderedBits(-FLT_MAX), hi = OrderedBits(max) + 1;
-  while (hi - lo > 1) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    if (BandSum(v, e, count, FromOrderedBits(mid), FLT_MAX).sum_w >= target) {
+  // Invariant: mass(v >= lo) >= target > mass(v >= hi) = above. Below
+  // max - 104 T every e is exactly 0, so the boundary is never there.
+  float lo = std::max(static_cast<float>(max - 104.0 * c.temperature), -FLT_MAX);
+  float hi = std::nextafter(max, INFINITY);
+  const BandTotals all = BandSum(v, e, count, lo, FLT_MAX);
+  size_t count_lo = all.count, count_hi = 0;
+  double above = 0.0;
+  while (count_lo - count_hi > kTopPBand) {
+    const float mid = lo + (hi - lo) * 0.5f;
+    if (!(mid > lo && mid < hi)) break;  // adjacent floats: a plateau of ties
+    const BandTotals m = BandSum(v, e, count, mid, FLT_MAX);
+    if (m.sum_w >= target) {
       lo = mid;
+      count_lo = m.count;
     } else {
       hi = mid;
+      count_hi = m.count;
+      above = m.sum_w;
     }
   }
-  const float cut = FromOrderedBits(lo);
-  const BandTotals above = BandSum(v, e, count, FromOrderedBits(lo + 1), FLT_MAX);
-  const BandTotals at = BandSum(v, e, count, cut, cut);
-  size_t ties = at.count;
-  if (at.count > 1 && at.sum_w > 0.0) {
-    const double each = at.sum_w / static_cast<double>(at.count);
-    const double need = std::ceil((target - above.sum_w) / each);
-    ties = static_cast<size_t>(std::min(std::max(need, 1.0), static_cast<double>(at.count)));
-  }
-  if (above.count + ties < min_keep) {
+  if (count_lo < min_keep) {  // the nucleus is smaller still: top min_keep
     ApplyTopK(c, min_keep, ws);
     return;
   }
-  KeepAtLeast(c, cut, ws);
-  if (ties == at.count) return;
-  // Keep only the `ties` lowest ids among the tokens tied at the cut.
-  int32_t* tie_ids = ws.stage_i32.data();
-  size_t n_ties = 0;
+  KeepAtLeast(c, lo, ws);
+  // The band [lo, hi), sorted; walk it on from the mass above it.
+  int32_t* band = ws.tmp_ids.data();  // indices into the list
+  size_t n_band = 0;
   for (size_t i = 0; i < c.size; ++i) {
-    if (c.logits[i] == cut) tie_ids[n_ties++] = c.ids[i];
+    if (c.logits[i] < hi) band[n_band++] = static_cast<int32_t>(i);
   }
-  std::nth_element(tie_ids, tie_ids + (ties - 1), tie_ids + n_ties);
-  const int32_t last_id = tie_ids[ties - 1];
-  CompactList(c, [&c, cut, last_id](size_t i) { return !(c.logits[i] == cut && c.ids[i] > last_id); });
+  std::sort(band, band + n_band, [&c](int32_t a, int32_t b) {
+    return c.logits[a] > c.logits[b] || (c.logits[a] == c.logits[b] && c.ids[a] < c.ids[b]);
+  });
+  size_t last = n_band;  // band entries [0, last) are kept
+  double cum = above;
+  for (size_t j = 0; j < n_band; ++j) {
+    cum += std::exp((static_cast<double>(c.logits[band[j]]) - max) / c.temperature);
+    if (cum >= target && count_hi + j + 1 >= min_keep) {
+      last = j + 1;
+      break;
+    }
+  }
+  if (last == n_band) return;
+  const float cut_logit = c.logits[band[last - 1]];
+  const int32_t cut_id = c.ids[band[last - 1]];
+  CompactList(c, [&c, cut_logit, cut_id](size_t i) {
+    return c.logits[i] > cut_logit || (c.logits[i] == cut_logit && c.ids[i] <= cut_id);
+  });
 }
 
 }  // namespace
