@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: native doctest (ctest), the same suite as wasm under node
+# Runs every test: native doctest (ctest), the same suite under ASan/UBSan,
+# the same suite as wasm under node
 # (ctest), the JS tests through the package (node --test, including typings,
 # SIMD-in-the-wasm and pack-and-install), and the browser tests in headless
 # Chromium. Sets up and builds first; fails on the first failing layer.
@@ -10,6 +11,10 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 echo "== native tests (ctest, doctest)"
 ctest --test-dir build --output-on-failure -j"$jobs"
+echo "== native tests under AddressSanitizer + UndefinedBehaviorSanitizer (doctest)"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBD_SANITIZE=ON >/dev/null
+cmake --build build-asan -j"$jobs" --target bd_tests >/dev/null
+./build-asan/bd_tests --no-colors=true
 echo "== wasm tests (ctest, doctest under node)"
 ctest --test-dir build-wasm -V
 echo "== JS tests (node --test, through the package)"
