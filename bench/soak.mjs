@@ -1,0 +1,39 @@
+// Soak: N calls (default 10^6) through a stateful mixed chain, a stateless
+// Bregman call and a decode, checking that the wasm heap and the workspace
+// stay flat and every result stays valid. `npm run soak` (after a build);
+// SOAK_CALLS=100000 for a shorter run.
+import { load } from '../dist/node.mjs';
+import { llmRow, rng } from '../tests/js/reference.mjs';
+
+const N = Number(process.env.SOAK_CALLS ?? 1e6);
+const V = Number(process.env.SOAK_VOCAB ?? 32000);
+const bd = await load();
+const rows = Array.from({ length: 8 }, (_, i) => llmRow(V, rng(100 + i), 0.8 + 0.1 * i));
+const sampler = bd.createSampler({ seed: 1, repetition_penalty: 1.2, dry_multiplier: 0.5, no_repeat_ngram_size: 4,
+  top_k: 100, top_p: 0.95, mirostat: 2, temperature: 0.9 });
+const warm = () => {
+  sampler.sample(rows[0]);
+  bd.sample(rows[0], { bregman: { alpha: 1.5, lambda: 1e-3 }, seed: 1 });
+  bd.decode(rows[0], { min_p: 0.05, top_logprobs: 5 });
+};
+for (let i = 0; i < 100; i++) warm();
+const mem0 = bd.memoryBytes(), ws0 = bd.workspaceBytes();
+const t0 = performance.now();
+for (let i = 0; i < N; i++) {
+  const row = rows[i & 7];
+  let token;
+  switch (i % 3) {
+    case 0: token = sampler.sample(row).token; break;
+    case 1: token = bd.sample(row, { bregman: { alpha: 1.5, lambda: 1e-3 }, seed: i }).token; break;
+    default: token = bd.decode(row, { min_p: 0.05 }).ids[0];
+  }
+  if (!(token >= 0 && token < V)) throw new Error(`call ${i}: invalid token ${token}`);
+  if (i % 100000 === 99999) {
+    console.log(`${i + 1} calls, heap ${bd.memoryBytes()} B, workspace ${bd.workspaceBytes()} B, ` +
+      `${((performance.now() - t0) / (i + 1) * 1000).toFixed(1)} us/call`);
+  }
+}
+const ok = bd.memoryBytes() === mem0 && bd.workspaceBytes() === ws0;
+console.log(`${N} calls at V = ${V}: heap ${mem0} -> ${bd.memoryBytes()} B, workspace ${ws0} -> ${bd.workspaceBytes()} B: ${ok ? 'flat' : 'GREW'}`);
+sampler.dispose();
+process.exit(ok ? 0 : 1);
