@@ -7,7 +7,6 @@
 #include <cmath>
 
 #include "kernels/moments.h"
-#include "kernels/threshold.h"
 #include "stages/stages.h"
 
 namespace bd {
@@ -21,28 +20,16 @@ float FloatCeil(double x) {
   return f;
 }
 
-size_t CountCandidatesAtLeast(const Candidates& c, float t) {
-  return c.truncated ? CountAtLeast(c.logits, c.size, t) : CountAtLeast(c.row, c.vocab, t);
-}
-
 }  // namespace
 
 void KeepProbabilityAtLeast(Candidates& c, double threshold, size_t min_keep, Workspace& ws) {
   const size_t n = c.Count();
   if (n <= 1 || !(threshold > 0.0)) return;
-  const size_t keep_min = std::max<size_t>(min_keep, 1);
   const float max = CandidateMax(c);
   const double z = CandidateExpSum(c, max);
   // p_i >= threshold  <=>  (l_i - max) / T - log Z >= log threshold.
   const double cut = static_cast<double>(max) + c.temperature * (std::log(threshold) + std::log(z));
-  const float t = std::max(FloatCeil(cut), -FLT_MAX);
-  const size_t count = CountCandidatesAtLeast(c, t);
-  if (count >= n) return;  // nothing to remove: the row stays lazy
-  if (count >= keep_min) {
-    KeepAtLeast(c, t, ws);
-    return;
-  }
-  ApplyTopK(c, keep_min, ws);  // no-op when keep_min >= Count()
+  KeepLogitAtLeast(c, std::max(FloatCeil(cut), -FLT_MAX), min_keep, ws);
 }
 
 void ApplyEpsilon(Candidates& c, const EpsilonParams& p, Workspace& ws, const StageContext&) {

@@ -32,6 +32,11 @@ void ApplyTopK(Candidates& c, size_t k, Workspace& ws);
 // float32 logits stop where the arithmetic says), and at least min_keep.
 void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws);
 
+// Keeps the candidates with logit >= t, or the top min_keep when fewer pass:
+// one SIMD count pass, then one gather (or nothing when all pass). The rule
+// under min-p, epsilon, eta and mirostat.
+void KeepLogitAtLeast(Candidates& c, float t, size_t min_keep, Workspace& ws);
+
 // Keeps p_i >= min_p * p_max, i.e. logit_i >= max + T log(min_p) (llama.cpp),
 // and at least min_keep.
 void ApplyMinP(Candidates& c, float min_p, size_t min_keep, Workspace& ws);

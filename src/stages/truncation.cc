@@ -9,6 +9,7 @@
 
 #include "kernels/moments.h"
 #include "kernels/softmax.h"
+#include "kernels/threshold.h"
 #include "stages/stages.h"
 
 namespace bd {
@@ -116,29 +117,22 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws) {
   TopPByThreshold(c, p, min_keep, max, ws);
 }
 
+void KeepLogitAtLeast(Candidates& c, float t, size_t min_keep, Workspace& ws) {
+  const size_t n = c.Count();
+  const size_t count = c.truncated ? CountAtLeast(c.logits, c.size, t) : CountAtLeast(c.row, c.vocab, t);
+  if (count >= n) return;  // nothing to remove: a full row stays lazy
+  if (count >= std::max<size_t>(min_keep, 1)) {
+    KeepAtLeast(c, t, ws);
+    return;
+  }
+  ApplyTopK(c, std::max<size_t>(min_keep, 1), ws);
+}
+
 void ApplyMinP(Candidates& c, float min_p, size_t min_keep, Workspace& ws) {
   if (min_p <= 0.0f || c.Count() <= 1) return;
   // p_i / p_max = exp((l_i - max) / T) >= min_p.
-  const float t = static_cast<float>(CandidateMax(c) + c.temperature * std::log(min_p));
-  // Count first so that min_keep is honoured without a second gather.
-  size_t kept = 0;
-  if (!c.truncated) {
-    KeepAtLeast(c, t, ws);
-    kept = c.size;
-    if (kept >= min_keep) return;
-    // Fewer than min_keep survive: fall through to the top min_keep instead,
-    // re-read from the row.
-    c.truncated = false;
-    c.size = 0;
-    c.sorted = 0;
-  } else {
-    for (size_t i = 0; i < c.size; ++i) kept += c.logits[i] >= t ? 1 : 0;
-    if (kept >= min_keep) {
-      KeepAtLeast(c, t, ws);
-      return;
-    }
-  }
-  ApplyTopK(c, min_keep, ws);
+  KeepLogitAtLeast(c, static_cast<float>(CandidateMax(c) + c.temperature * std::log(min_p)),
+                   min_keep, ws);
 }
 
 void ApplyTemperature(Candidates& c, float t) {
