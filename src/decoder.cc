@@ -105,12 +105,13 @@ StatusCode Decoder::RunChain(const float* logits, size_t vocab, const DecodeOpti
 
   ws_.Reserve(vocab);
   std::memcpy(ws_.row.data(), logits, vocab * sizeof(float));
+  const size_t row_finite = CountAtLeast(logits, vocab, -FLT_MAX);
   auto fresh = [&]() {
     c = Candidates{};
     c.row = ws_.row.data();
     c.vocab = vocab;
     c.row_max = scan.max;
-    c.row_finite = CountAtLeast(c.row, vocab, -FLT_MAX);
+    c.row_finite = row_finite;
     c.ids = ws_.ids.data();
     c.logits = ws_.logits.data();
   };
