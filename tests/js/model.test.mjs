@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { Llama2, Tokenizer, matmul, rmsnorm, softmax } from '../../web/model/llama2.mjs';
+import { rng as uniform01 } from './reference.mjs';
 
 const MODEL_DIR = new URL('../../../shared/models/austen-kjv-2m/', import.meta.url);
 
@@ -125,16 +126,10 @@ test('greedy steps give valid ids and finite logits; reset() makes it determinis
   assert.throws(() => m.forward(1, -1), RangeError);
 });
 
-/** Deterministic uniform(-1, 1) stream (mulberry32). */
+/** Deterministic uniform(-1, 1) stream (reference.mjs's mulberry32). */
 function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1;
-  };
+  const u = uniform01(seed);
+  return () => u() * 2 - 1;
 }
 
 test('matmul, rmsnorm and softmax match naive float64 on random data', () => {
