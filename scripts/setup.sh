@@ -31,5 +31,7 @@ fi
 # npm ci when node_modules is absent or older than the lockfile.
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: npm ci"
-  npm ci --no-audit --no-fund --loglevel=error
+  # onnxruntime-node (via @huggingface/transformers) would download GPU binaries
+  # in its install script: skip it (its CPU binary ships in the npm package).
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error
 fi
