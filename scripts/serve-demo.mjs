@@ -1,6 +1,6 @@
 // Serves the in-browser demo on http://127.0.0.1:PORT/web/demo/ (default
 // port 8080): the repository root, with /model/ mapped to the austen-kjv-2m
-// model in ../shared/models (or --model DIR).
+// model in models/austen-kjv-2m/ (or --model DIR).
 //   node scripts/serve-demo.mjs [--port 8080] [--model DIR]
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 
 const { values: a } = parseArgs({ options: { port: { type: 'string', default: '8080' }, model: { type: 'string' } } });
 const root = fileURLToPath(new URL('..', import.meta.url));
-const modelDir = a.model ?? fileURLToPath(new URL('../../shared/models/austen-kjv-2m/', import.meta.url));
+const modelDir = a.model ?? fileURLToPath(new URL('../models/austen-kjv-2m/', import.meta.url));
 const types = { '.html': 'text/html', '.mjs': 'text/javascript', '.js': 'text/javascript', '.wasm': 'application/wasm',
   '.json': 'application/json', '.svg': 'image/svg+xml' };
 

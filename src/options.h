@@ -1,6 +1,6 @@
 // Options of one decoding step, as plain data: one params struct per stage
 // (defaults = off) plus the chain order and the random stream. Field names
-// follow the JS contract (shared/spec/api.md).
+// follow the JS contract (docs/api-contract.md).
 #pragma once
 
 #include <cstddef>

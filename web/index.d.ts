@@ -1,4 +1,4 @@
-// Typings of the public contract (shared/spec/api.md), written by hand and
+// Typings of the public contract (docs/api-contract.md), written by hand and
 // checked by `tsc` in the tests (emscripten 3.1.6 cannot generate them).
 
 /** Sparse Bregman decoding (Noarov et al., NeurIPS 2025). */

@@ -1,10 +1,10 @@
 // Real next-token distributions for the docs scripts: runs the small
-// austen-kjv-2m model (../shared/models) over held-out text and returns the
+// austen-kjv-2m model (models/austen-kjv-2m in this repository) over held-out text and returns the
 // logits rows at evenly spaced positions.
 import { readFileSync } from 'node:fs';
 import { Llama2, Tokenizer } from '../../web/model/llama2.mjs';
 
-export const MODEL_DIR = new URL('../../../shared/models/austen-kjv-2m/', import.meta.url);
+export const MODEL_DIR = new URL('../../models/austen-kjv-2m/', import.meta.url);
 
 export function loadModel() {
   const bytes = (name) => {

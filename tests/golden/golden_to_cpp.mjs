@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Turns the Bregman golden vectors (JSON, spec/golden/bregman_golden.json)
+// Turns the Bregman golden vectors (JSON, tests/golden/bregman_golden.json)
 // into a C++ include of plain constant arrays, so that tests need no JSON
 // parser and no file I/O (they also run as WebAssembly).
 //

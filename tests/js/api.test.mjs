@@ -1,4 +1,4 @@
-// The public contract (shared/spec/api.md) through the built package: shapes,
+// The public contract (docs/api-contract.md) through the built package: shapes,
 // the float64 reference chain, golden Bregman vectors, seeds, errors, and a
 // flat heap.
 import { test } from 'node:test';

@@ -1,12 +1,12 @@
 // web/model/llama2.mjs against the reference values shipped with
-// shared/models/austen-kjv-2m/ (README.md header, TRAINING.txt forward pass).
+// models/austen-kjv-2m/ (README.md header, TRAINING.txt forward pass).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { Llama2, Tokenizer, matmul, rmsnorm, softmax } from '../../web/model/llama2.mjs';
 import { rng as uniform01 } from './reference.mjs';
 
-const MODEL_DIR = new URL('../../../shared/models/austen-kjv-2m/', import.meta.url);
+const MODEL_DIR = new URL('../../models/austen-kjv-2m/', import.meta.url);
 
 /** A file as a standalone ArrayBuffer (what a browser fetch() gives). */
 function load(name) {

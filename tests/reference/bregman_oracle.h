@@ -14,7 +14,7 @@
 //   * k* is the smallest argmin of C(k) = D(k) + lambda k.
 //
 // Generator phi_a(x) = (x^a - x) / (a (a - 1)), phi_1 = x log x, and
-// d(x, y) = phi(x) - phi(y) - phi'(y) (x - y) (spec shared/spec/bregman.md).
+// d(x, y) = phi(x) - phi(y) - phi'(y) (x - y) (spec docs/spec/bregman.md).
 //
 // Cost: O(V^2 * iterations) per distribution for the primal, times another
 // factor of iterations for the dual. Meant for V up to a few hundred (a few

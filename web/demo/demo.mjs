@@ -1,6 +1,6 @@
 // The in-browser demo: the austen-kjv-2m model (web/model/llama2.mjs) and the
 // package's Bregman decoder, with per-token plots. Served by
-// scripts/serve-demo.mjs, which maps /model/ to shared/models/austen-kjv-2m.
+// scripts/serve-demo.mjs, which maps /model/ to models/austen-kjv-2m/.
 import { load } from '../../dist/index.mjs';
 import { Llama2, Tokenizer } from '../model/llama2.mjs';
 

@@ -1,5 +1,5 @@
 // A dependency-free, platform-neutral Llama-2 forward pass and tokenizer for
-// llama2.c "version 0" checkpoints (e.g. shared/models/austen-kjv-2m/).
+// llama2.c "version 0" checkpoints (e.g. models/austen-kjv-2m/).
 // Works unchanged in Node and browsers: everything comes in as ArrayBuffers.
 //
 // Numerics: weights are float32 views into the caller's buffer (no copies);

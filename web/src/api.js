@@ -1,4 +1,4 @@
-// The public JS API over the raw Embind module (shared/spec/api.md is the
+// The public JS API over the raw Embind module (docs/api-contract.md is the
 // contract; this file extends it with sampler objects, batches, the full
 // stage set and a chosen stage order). Platform-neutral: the entry points
 // (index.mjs for browsers and bundlers, node.mjs / index.cjs for Node) only
