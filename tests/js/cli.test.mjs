@@ -25,15 +25,56 @@ test('bregman-decode reports bad options as a RangeError with exit code 2', () =
   assert.match(stderr, /RangeError: .*alpha/);
 });
 
-test('bregman-generate (the demo) generates with per-token k from the real model', () => {
-  const gen = fileURLToPath(new URL('../../bin/bregman-generate.mjs', import.meta.url));
+const gen = fileURLToPath(new URL('../../bin/bregman-generate.mjs', import.meta.url));
+const stripTime = (s) => s.replace(/\d+ tokens in \d+ ms/g, '');
+
+test('bregman-generate (the demo) runs the repository's model: Bregman beside top-k, per-token k and p/q table', () => {
   const out = execFileSync(process.execPath, [gen, '--tokens', '12', '--seed', '3'], { encoding: 'utf8' });
   assert.match(out, /kernels: WASM/);
-  const ks = out.match(/k per token: ([\d ]+)/)[1].trim().split(' ').map(Number);
-  assert.equal(ks.length, 12);
-  assert.ok(ks.every((k) => k >= 1 && k <= 4096));
-  assert.match(out, /top-k 40, same seed:/);
+  assert.match(out, /A: Bregman primal, alpha 1.5, lambda 0.001/);
+  assert.match(out, /B: top-k 40/);
+  const ks = [...out.matchAll(/k per token: ([\d ]+)/g)].map((m) => m[1].trim().split(' ').map(Number));
+  assert.equal(ks.length, 2);
+  for (const k of ks) {
+    assert.equal(k.length, 12);
+    assert.ok(k.every((x) => x >= 1 && x <= 4096));
+  }
+  assert.ok(ks[1].every((x) => x === 40), 'top-k 40 keeps 40 on this model (every row has > 40 finite logits)');
+  const rows = out.split('\n').filter((l) => /^\s+\d+ \| /.test(l));
+  assert.equal(rows.length, 10);
   // Same seed, same text.
-  assert.equal(execFileSync(process.execPath, [gen, '--tokens', '12', '--seed', '3'], { encoding: 'utf8' })
-    .replace(/\d+ tokens in \d+ ms/, ''), out.replace(/\d+ tokens in \d+ ms/, ''));
+  assert.equal(stripTime(execFileSync(process.execPath, [gen, '--tokens', '12', '--seed', '3'], { encoding: 'utf8' })), stripTime(out));
+});
+
+test('bregman-generate --json: q is the decoder's renormalised p (top-p, min-p) and greedy keeps k = 1', () => {
+  const run = (...args) => JSON.parse(execFileSync(process.execPath, [gen, '--json', '--tokens', '8', ...args], { encoding: 'utf8' }));
+  const r = run('--a', 'top-p:0.5', '--b', 'min-p:0.2');
+  assert.equal(r.runs.length, 2);
+  for (const run of r.runs) {
+    assert.equal(run.steps.length, 8);
+    for (const s of run.steps) {
+      // A truncation then renormalisation at temperature 1: q >= p for the drawn token, q <= 1.
+      assert.ok(s.q >= s.p * (1 - 1e-5) && s.q <= 1 + 1e-6, JSON.stringify(s));
+    }
+  }
+  assert.ok(r.runs[0].steps.every((s) => s.k >= 1));
+  const g = run('--a', 'greedy', '--b', 'chain');
+  assert.ok(g.runs[0].steps.every((s) => s.k === 1 && Math.abs(s.q - 1) < 1e-6));
+  assert.match(g.runs[1].decoder, /default chain/);
+  assert.ok(g.runs[1].steps.every((s) => s.k >= 1 && s.k <= 40));
+  // Bregman dual and a fixed k.
+  const b = run('--a', 'bregman:dual,alpha=2,lambda=1e-3', '--b', 'bregman,alpha=1.5,k=5');
+  assert.ok(b.runs[1].steps.every((s) => s.k === 5));
+});
+
+test('bregman-generate reports a bad decoder spec or option with exit code 2', () => {
+  for (const [args, re] of [[['--a', 'nucleus:0.9'], /unknown family/], [['--b', 'top-p:1.5'], /RangeError: .*top_p/],
+    [['--a', 'bregman,alpha=-1'], /RangeError: .*alpha/]]) {
+    let code = 0, stderr = '';
+    try {
+      execFileSync(process.execPath, [gen, '--tokens', '2', ...args], { encoding: 'utf8', stdio: 'pipe' });
+    } catch (e) { code = e.status; stderr = e.stderr; }
+    assert.equal(code, 2, args.join(' '));
+    assert.match(stderr, re);
+  }
 });

@@ -36,6 +36,10 @@ test('the packed tarball installs offline and works with import and require', ()
     for (const f of ['package/dist/bregman_decoders.wasm', 'package/dist/index.d.ts', 'package/dist/index.cjs', 'package/dist/index.mjs']) {
       assert.ok(files.includes(f), `${f} missing from the tarball`);
     }
+    // Lean: the library, its CLI and README; no model weights, demo or sources.
+    for (const f of files.trim().split('\n')) {
+      assert.match(f, /^package\/(dist\/|bin\/bregman-decode\.mjs$|README\.md$|package\.json$)/, `${f} should not ship`);
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
