@@ -28,7 +28,7 @@ test('bregman-decode reports bad options as a RangeError with exit code 2', () =
 const gen = fileURLToPath(new URL('../../bin/bregman-generate.mjs', import.meta.url));
 const stripTime = (s) => s.replace(/\d+ tokens in \d+ ms/g, '');
 
-test('bregman-generate (the demo) runs the repository's model: Bregman beside top-k, per-token k and p/q table', () => {
+test('bregman-generate (the demo) runs the repository model: Bregman beside top-k, per-token k and p/q table', () => {
   const out = execFileSync(process.execPath, [gen, '--tokens', '12', '--seed', '3'], { encoding: 'utf8' });
   assert.match(out, /kernels: WASM/);
   assert.match(out, /A: Bregman primal, alpha 1.5, lambda 0.001/);
@@ -46,7 +46,7 @@ test('bregman-generate (the demo) runs the repository's model: Bregman beside to
   assert.equal(stripTime(execFileSync(process.execPath, [gen, '--tokens', '12', '--seed', '3'], { encoding: 'utf8' })), stripTime(out));
 });
 
-test('bregman-generate --json: q is the decoder's renormalised p (top-p, min-p) and greedy keeps k = 1', () => {
+test('bregman-generate --json: q is the decoder renormalised p (top-p, min-p) and greedy keeps k = 1', () => {
   const run = (...args) => JSON.parse(execFileSync(process.execPath, [gen, '--json', '--tokens', '8', ...args], { encoding: 'utf8' }));
   const r = run('--a', 'top-p:0.5', '--b', 'min-p:0.2');
   assert.equal(r.runs.length, 2);
