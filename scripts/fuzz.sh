@@ -19,7 +19,7 @@ mkdir -p build-fuzz/corpus build-fuzz/artifacts
 echo "fuzz: bd_fuzz_decoder for ${seconds}s from $(ls fuzz/corpus | wc -l) seed inputs"
 status=0
 BD_FUZZ_STATS=1 ./build-fuzz/bd_fuzz_decoder build-fuzz/corpus fuzz/corpus \
-  -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 -max_len=4096 \
+  -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 -max_len=1024 -len_control=0 \
   -artifact_prefix=build-fuzz/artifacts/ -print_final_stats=1 >build-fuzz/fuzz.log 2>&1 || status=$?
 # The log without libFuzzer's per-input progress lines.
 grep -v -E '^#[0-9]+.*(NEW|REDUCE|pulse|RELOAD)' build-fuzz/fuzz.log || true
