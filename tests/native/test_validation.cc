@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "decoder.h"
+#include "option_slots.h"
 #include "size_limits.h"
 
 namespace {
@@ -136,4 +137,31 @@ TEST_CASE("validation: a row longer than kMaxVocab is a RangeError; kMaxVocab it
   CHECK(dec.ids()[0] == 7);
   // About 72 bytes of workspace per token (README "Limits").
   CHECK(dec.WorkspaceBytes() <= 80 * bd::kMaxVocab);
+}
+
+TEST_CASE("validation: any value in any option slot reads without undefined behaviour") {
+  // The wasm build reads options from a block of doubles: every slot, with
+  // every kind of garbage, must read into DecodeOptions and give kOk or an
+  // error (the sanitizer layer of npm test turns a bad cast into a failure).
+  bd::Decoder dec;
+  const std::vector<float> row = Row(20);
+  const int32_t aux_i32[] = {1, 2, 3};
+  const float aux_f32[] = {0.5f, -1.0f, 2.0f};
+  const double garbage[] = {NAN, -2.0, -1e300, 1e300, INFINITY, -INFINITY, 4294967296.0, 0.5, 1e-310};
+  for (size_t slot = 0; slot < bd::kNumOptionSlots; ++slot) {
+    for (double g : garbage) {
+      std::vector<double> s(bd::kNumOptionSlots, 0.0);
+      s[bd::kSlot_TEMPERATURE] = 1;
+      s[bd::kSlot_TOP_P] = 1;
+      s[bd::kSlot_TYPICAL_P] = 1;
+      s[bd::kSlot_REPETITION_PENALTY] = 1;
+      s[bd::kSlot_DRY_BASE] = 1.75;
+      s[bd::kSlot_BREGMAN_ALPHA] = 1;
+      s[slot] = g;
+      const bd::DecodeOptions o = bd::OptionsFromSlots(s.data(), aux_i32, 3, aux_f32, 3);
+      const bd::StatusCode st = dec.Sample(row.data(), row.size(), o);
+      CHECK((st == bd::StatusCode::kOk || dec.error()[0] != '\0'));
+    }
+  }
+  ExpectRangeError(dec, dec.Decode(row.data(), 0, bd::DecodeOptions{}), "empty");
 }
