@@ -15,6 +15,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBD_FUZZ=ON >/dev/null
 cmake --build build-fuzz -j"$jobs" --target bd_fuzz_decoder >/dev/null
+rm -rf build-fuzz/artifacts  # a failure of an earlier run is not this run's
 mkdir -p build-fuzz/corpus build-fuzz/artifacts
 echo "fuzz: bd_fuzz_decoder for ${seconds}s from $(ls fuzz/corpus | wc -l) seed inputs"
 status=0
