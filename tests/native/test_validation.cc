@@ -39,7 +39,7 @@ void ExpectRangeError(bd::Decoder& dec, bd::StatusCode got, const char* needle) 
 
 }  // namespace
 
-TEST_CASE("validation: fixed bregman.k above the vocabulary is a RangeError; k = V is fine") {
+TEST_CASE("validation: fixed bregman.k above the vocabulary is a RangeError, k = V is fine") {
   bd::Decoder dec;
   const std::vector<float> row = Row(10);
   bd::DecodeOptions o;
@@ -56,7 +56,7 @@ TEST_CASE("validation: fixed bregman.k above the vocabulary is a RangeError; k =
   CHECK(dec.k() == 3);
 }
 
-TEST_CASE("validation: token ids outside [0, V) in any list are RangeErrors naming the list") {
+TEST_CASE("validation: token ids outside the vocabulary in any list are RangeErrors naming the list") {
   bd::Decoder dec;
   const std::vector<float> row = Row(10);
   const int32_t bad_ids[] = {10, -1, 1 << 30};
@@ -125,7 +125,7 @@ TEST_CASE("validation: a sampler that accepted an id is refused on a smaller voc
   REQUIRE(dec.Sample(small.data(), 10, o, &s) == bd::StatusCode::kOk);
 }
 
-TEST_CASE("validation: a row longer than kMaxVocab is a RangeError; kMaxVocab itself decodes") {
+TEST_CASE("validation: a row longer than kMaxVocab is a RangeError, kMaxVocab itself decodes") {
   bd::Decoder dec;
   std::vector<float> row(bd::kMaxVocab + 1, 0.0f);
   row[7] = 1.0f;
