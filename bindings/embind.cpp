@@ -11,6 +11,7 @@
 #include "kernels/target_name.h"
 #include "option_slots.h"
 #include "sampler_state.h"
+#include "size_limits.h"
 
 namespace {
 
@@ -51,6 +52,9 @@ class WasmSampler {
 class WasmDecoder {
  public:
   uintptr_t inputPtr(size_t vocab) {
+    // JS checks MAX_VOCAB first; refusing here too means no path can ask
+    // for an allocation that would abort the module (Run then reports it).
+    if (vocab > bd::kMaxVocab) return 0;
     if (input_.size() < vocab) input_.resize(vocab);
     return reinterpret_cast<uintptr_t>(input_.data());
   }
@@ -89,7 +93,10 @@ class WasmDecoder {
 
  private:
   int Run(size_t vocab, bool sample, WasmSampler* s) {
-    if (vocab > input_.size()) return static_cast<int>(bd::StatusCode::kRangeError);
+    if (vocab > input_.size()) {
+      // Only reachable past kMaxVocab: the decoder writes the message.
+      return static_cast<int>(decoder_.Decode(nullptr, vocab, bd::DecodeOptions{}));
+    }
     const bd::DecodeOptions o = s ? s->block().Read() : block_.Read();
     bd::StatusCode st;
     if (sample) {
@@ -147,6 +154,7 @@ EMSCRIPTEN_BINDINGS(bregman_decoders) {
   BD_OPTION_SLOTS(BD_SLOT_CONSTANT)
 #undef BD_SLOT_CONSTANT
   constant("NUM_OPTION_SLOTS", static_cast<int>(bd::kNumOptionSlots));
+  constant("MAX_VOCAB", static_cast<double>(bd::kMaxVocab));
   constant("MAX_CHAIN_LENGTH", static_cast<int>(bd::kMaxChainLength));
   function("stageName", optional_override([](int id) -> std::string {
     return bd::StageName(static_cast<bd::StageId>(id));

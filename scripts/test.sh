@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test: native doctest (ctest), the same suite under ASan/UBSan,
+# libFuzzer over the native API for about two minutes (BD_FUZZ_SECONDS),
 # the same suite as wasm under node
 # (ctest), the JS tests through the package (node --test, including typings,
 # SIMD-in-the-wasm and pack-and-install), and the browser tests in headless
@@ -15,6 +16,8 @@ echo "== native tests under AddressSanitizer + UndefinedBehaviorSanitizer (docte
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBD_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs" --target bd_tests >/dev/null
 ./build-asan/bd_tests --no-colors=true
+echo "== libFuzzer over the native API, ASan + UBSan (${BD_FUZZ_SECONDS:-120}s; npm run fuzz -- SECONDS for longer)"
+bash scripts/fuzz.sh "${BD_FUZZ_SECONDS:-120}"
 echo "== wasm tests (ctest, doctest under node)"
 ctest --test-dir build-wasm -V
 echo "== JS tests (node --test, through the package)"

@@ -89,7 +89,7 @@ StatusCode Decoder::RunChain(const float* logits, size_t vocab, const DecodeOpti
   objective_ = NAN;
   top_count_ = 0;
   if (const StatusCode s = Validate(o); s != StatusCode::kOk) return s;
-  if (vocab == 0) return Fail(StatusCode::kRangeError, "logits must not be empty");
+  if (const StatusCode s = ValidateForRow(o, vocab, state); s != StatusCode::kOk) return s;
   const RowScan scan = ScanRow(logits, vocab);
   if (scan.has_nan) return Fail(StatusCode::kRangeError, "logits contains NaN");
   if (scan.max == INFINITY)

@@ -57,6 +57,9 @@ class Decoder {
  private:
   StatusCode Fail(StatusCode code, const char* fmt, ...);
   StatusCode Validate(const DecodeOptions& o);
+  // The checks that need the row's size: its bounds (size_limits.h) and every token
+  // id in the options or the sampler's state (decoder_validate.cc).
+  StatusCode ValidateForRow(const DecodeOptions& o, size_t vocab, const SamplerState* state);
   // Checks the row, copies it in and runs every stage; leaves the survivors
   // in c (for greedy: the chosen token in greedy_token_).
   StatusCode RunChain(const float* logits, size_t vocab, const DecodeOptions& o,

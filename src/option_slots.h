@@ -51,9 +51,12 @@ inline DecodeOptions OptionsFromSlots(const double* s, const int32_t* aux_i32,
   auto count = [](double v) -> size_t {
     return v >= 1.0 ? static_cast<size_t>(std::fmin(v, 4294967295.0)) : 0;
   };
-  auto u64 = [](double hi, double lo) -> uint64_t {
-    return (static_cast<uint64_t>(hi) << 32) | static_cast<uint64_t>(lo);
+  // A 32-bit half; anything else (negative, NaN, >= 2^32: only a malformed
+  // block, JS splits valid seeds) reads as 0 rather than an undefined cast.
+  auto u32 = [](double v) -> uint64_t {
+    return v >= 0.0 && v < 4294967296.0 ? static_cast<uint64_t>(v) : 0;
   };
+  auto u64 = [&u32](double hi, double lo) -> uint64_t { return (u32(hi) << 32) | u32(lo); };
   // A [offset, offset + length) range of an aux array, or empty.
   auto range = [](double off, double len, size_t cap, size_t* out_len) -> size_t {
     const size_t o = off >= 0.0 && off <= static_cast<double>(cap) ? static_cast<size_t>(off) : cap;

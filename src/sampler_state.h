@@ -19,7 +19,8 @@ class SamplerState {
 
   SamplerState() { history_.reserve(kMaxHistory); }
   // A clone keeps the full capacity, so it never allocates in steady state.
-  SamplerState(const SamplerState& o) : mirostat_(o.mirostat_), step_(o.step_) {
+  SamplerState(const SamplerState& o)
+      : mirostat_(o.mirostat_), step_(o.step_), max_token_(o.max_token_) {
     history_.reserve(kMaxHistory);
     history_ = o.history_;
   }
@@ -27,6 +28,7 @@ class SamplerState {
     history_ = o.history_;
     mirostat_ = o.mirostat_;
     step_ = o.step_;
+    max_token_ = o.max_token_;
     return *this;
   }
 
@@ -35,9 +37,13 @@ class SamplerState {
       history_.erase(history_.begin(), history_.begin() + kMaxHistory / 2);
     }
     history_.push_back(token);
+    // As unsigned: a negative id counts as out of every vocabulary.
+    const size_t id = static_cast<size_t>(static_cast<uint32_t>(token));
+    if (id > max_token_) max_token_ = id;
   }
   void Reset(const MirostatParams& mirostat) {
     history_.clear();
+    max_token_ = 0;
     MirostatReset(mirostat_, mirostat);
     step_ = 0;
   }
@@ -47,12 +53,17 @@ class SamplerState {
   MirostatState& mirostat() { return mirostat_; }
   const MirostatState& mirostat() const { return mirostat_; }
   uint64_t step() const { return step_; }
+  // The largest id accepted since the last Reset (ids dropped from a full
+  // history still count: a sampler that saw an id is tied to a vocabulary
+  // that has it). Meaningful when history_len() > 0.
+  size_t max_token() const { return max_token_; }
   void AdvanceStep() { ++step_; }
 
  private:
   std::vector<int32_t> history_;
   MirostatState mirostat_;
   uint64_t step_ = 0;
+  size_t max_token_ = 0;
 };
 
 }  // namespace bd

@@ -138,6 +138,7 @@ export interface Sampler {
   readonly step: number;
   /** The chain as stage names. */
   readonly name: string;
+  /** Frees its wasm memory now (a forgotten sampler is freed by a FinalizationRegistry). */
   dispose(): void;
 }
 
@@ -146,6 +147,8 @@ export interface BregmanDecoders {
   readonly target: string;
   /** Stage names accepted in `samplers`, in the default order. */
   readonly stages: StageName[];
+  /** The longest logits row accepted (2^22); a longer one is a RangeError (README "Limits"). */
+  readonly maxVocab: number;
   decode(logits: Float32Array, options?: DecodeOptions): Distribution;
   sample(logits: Float32Array, options?: DecodeOptions): Sample;
   /** A stateful sampler; `history` and `step` are for the stateless calls. */

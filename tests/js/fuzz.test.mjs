@@ -44,7 +44,8 @@ function randomOptions(rand, v) {
   if (maybe(0.2)) o.penalty_last_n = int();
   if (maybe(0.2)) { o.dry_multiplier = num(); o.dry_base = num(); o.dry_allowed_length = int(); }
   if (maybe(0.2)) o.no_repeat_ngram_size = int();
-  if (maybe(0.2)) o.history = Array.from({ length: Math.floor(rand() * 40) }, () => Math.floor(rand() * (v + 2)));
+  // Mostly ids of the vocabulary; now and then one past it (a RangeError).
+  if (maybe(0.2)) o.history = Array.from({ length: Math.floor(rand() * 40) }, () => (rand() < 0.01 ? v : Math.floor(rand() * v)));
   if (maybe(0.1)) o.banned_tokens = [Math.floor(rand() * v)];
   if (maybe(0.1)) o.allowed_tokens = [Math.floor(rand() * v), Math.floor(rand() * v)];
   if (maybe(0.1)) o.logit_bias = { [Math.floor(rand() * v)]: pick(rand, [-Infinity, 5, -5, NaN]) };

@@ -9,6 +9,17 @@
 
 const TWO32 = 4294967296;
 
+// Marks the samplers made by this file, so a batch can tell a sampler of
+// another instance (another wasm module: its pointer means nothing here) from
+// an options object.
+const SAMPLER_BRAND = Symbol('bregman-decoders sampler');
+// Samplers live in their instance's wasm heap: one forgotten without dispose()
+// is freed when the garbage collector reclaims it (the held value is the
+// Embind handle, never the Sampler itself).
+const samplerRegistry = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry((handle) => { if (!handle.isDeleted()) handle.delete(); })
+  : null;
+
 // Scalar options: [slot suffix, kind, default, stage]. kind: 'number' or 'int'.
 const SCALARS = {
   temperature: ['TEMPERATURE', 'number', 1, 'temperature'],
@@ -166,9 +177,28 @@ export function createApi(M, entropy32) {
   const streamSeed = [entropy32() >>> 0, entropy32() >>> 0];
   let streamStep = 0;
   let disposed = false;
+  // A call in progress: options are read through user code (getters, Proxies,
+  // Map subclasses), and a call from there would overwrite the shared option
+  // block halfway through. Refused instead.
+  let busy = null;
   const live = () => {
-    if (disposed) throw new Error('this bregman-decoders instance was disposed');
+    if (disposed) throw new TypeError('this bregman-decoders instance was disposed');
   };
+  function guarded(name, fn) {
+    return function guardedCall(...args) {
+      live();
+      if (busy !== null) {
+        throw new TypeError(`${name}() called from inside ${busy}() on the same instance ` +
+          '(from an options getter or Proxy?): call it after that call returns');
+      }
+      busy = name;
+      try {
+        return fn.apply(this, args);
+      } finally {
+        busy = null;
+      }
+    };
+  }
 
   // Validates `options` and writes them (slots + aux arrays) into the module.
   // Returns whether a seed was given.
@@ -216,8 +246,10 @@ export function createApi(M, entropy32) {
     }
     if (vocab !== undefined) {
       for (const [name, ids] of parts) {
-        if (name === 'HISTORY' || name === 'BREAKERS') continue;
-        const label = { BIAS: 'logit_bias', BANNED: 'banned_tokens', ALLOWED: 'allowed_tokens' }[name];
+        const label = {
+          HISTORY: 'history', BIAS: 'logit_bias', BANNED: 'banned_tokens', ALLOWED: 'allowed_tokens',
+          BREAKERS: 'dry_sequence_breakers',
+        }[name];
         for (const id of ids) {
           if (id >= vocab) throw new RangeError(`${label}: token id ${id} is outside the vocabulary [0, ${vocab})`);
         }
@@ -291,6 +323,10 @@ export function createApi(M, entropy32) {
 
   function checkLogits(logits) {
     if (!(logits instanceof Float32Array)) throw new TypeError('logits must be a Float32Array');
+    // Before anything is allocated: a wasm allocation failure aborts the module.
+    if (logits.length > M.MAX_VOCAB) {
+      throw new RangeError(`logits: length ${logits.length} exceeds the largest vocabulary (${M.MAX_VOCAB})`);
+    }
   }
   function writeLogits(logits) {
     // inputPtr may grow memory: read the heap view only after it.
@@ -311,17 +347,26 @@ export function createApi(M, entropy32) {
     if (withObjective) result.objective = raw.objective();
     return result;
   }
-  function readSample(options) {
+  // What a result reports, read from the option block just written (never
+  // from the caller's object again: its getters could change the answer).
+  function resultFlags() {
+    return {
+      rawLogprob: slots[M.SLOT_LOGPROBS] !== 0 || slots[M.SLOT_TOP_LOGPROBS] > 0,
+      topLogprobs: slots[M.SLOT_TOP_LOGPROBS] > 0,
+      distribution: slots[M.SLOT_RETURN_DISTRIBUTION] !== 0,
+      objective: slots[M.SLOT_BREGMAN] !== 0,
+    };
+  }
+  function readSample(flags) {
     const result = { token: raw.token(), logprob: raw.logprob(), k: raw.k() };
-    const topLogprobs = Boolean(options && options.top_logprobs);
-    if (topLogprobs || (options && options.logprobs)) result.raw_logprob = raw.rawLogprob();
-    if (topLogprobs) {
+    if (flags.rawLogprob) result.raw_logprob = raw.rawLogprob();
+    if (flags.topLogprobs) {
       const n = raw.topCount();
       const ids = M.HEAP32.subarray(raw.topIdsPtr() >>> 2, (raw.topIdsPtr() >>> 2) + n);
       const lp = M.HEAPF32.subarray(raw.topLogprobsPtr() >>> 2, (raw.topLogprobsPtr() >>> 2) + n);
       result.top_logprobs = Array.from(ids, (token, i) => ({ token, logprob: lp[i] }));
     }
-    if (options && options.return_distribution) {
+    if (flags.distribution) {
       const { ids, probs } = readDistribution(false);
       result.distribution = { ids, probs };
     }
@@ -329,63 +374,84 @@ export function createApi(M, entropy32) {
   }
 
   function decode(logits, options) {
-    live();
     checkLogits(logits);
     writeOptions(options, logits.length);
+    const flags = resultFlags();
     writeLogits(logits);
     check(raw.decode(logits.length));
-    return readDistribution(Boolean(options && options.bregman));
+    return readDistribution(flags.objective);
   }
 
   function sample(logits, options) {
-    live();
     checkLogits(logits);
     const seeded = writeOptions(options, logits.length);
+    const flags = resultFlags();
     if (!seeded) useStream();
     writeLogits(logits);
     check(raw.sample(logits.length));
-    return readSample(options);
+    return readSample(flags);
   }
 
   class Sampler {
     /** @param {object} options fixed for the sampler's life */
-    constructor(options, rawSampler, withObjective) {
+    constructor(options, rawSampler, flags, vocab = null) {
       this._raw = rawSampler;
       this._options = options;
-      this._withObjective = withObjective;
+      this._flags = flags;
+      // The vocabulary size of the first row seen (reset() forgets it): a
+      // sampler's history is token ids of one model's vocabulary.
+      this._vocab = vocab;
+      this[SAMPLER_BRAND] = api;
+      samplerRegistry?.register(this, rawSampler, this);
     }
     _alive() {
       live();
-      if (this._raw === null) throw new Error('this sampler was disposed');
+      if (this._raw === null) throw new TypeError('this sampler was disposed');
     }
-    /** Draws the next token and accepts it (history, mirostat, step). */
-    sample(logits) {
-      this._alive();
+    _checkVocab(logits) {
       checkLogits(logits);
+      if (this._vocab !== null && logits.length !== this._vocab) {
+        throw new RangeError(`sampler: logits length ${logits.length} differs from the vocabulary ` +
+          `size ${this._vocab} this sampler was used with (reset() forgets it)`);
+      }
+    }
+    _sample(logits) {
+      this._alive();
+      this._checkVocab(logits);
       writeLogits(logits);
       check(raw.sampleWith(this._raw, logits.length));
-      return readSample(this._options);
+      this._vocab = logits.length;
+      return readSample(this._flags);
     }
-    /** The processed distribution at the current state (nothing is accepted). */
-    decode(logits) {
+    _decode(logits) {
       this._alive();
-      checkLogits(logits);
+      this._checkVocab(logits);
       writeLogits(logits);
       check(raw.decodeWith(this._raw, logits.length));
-      return readDistribution(this._withObjective);
+      this._vocab = logits.length;
+      return readDistribution(this._flags.objective);
     }
+    /** Draws the next token and accepts it (history, mirostat, step). */
+    sample(logits) { return guardedSamplerSample(this, logits); }
+    /** The processed distribution at the current state (nothing is accepted). */
+    decode(logits) { return guardedSamplerDecode(this, logits); }
     /** Feeds a token that was not drawn here (a prompt token, a forced one). */
     accept(token) {
       this._alive();
       checkInteger('token', token, 0);
+      const bound = this._vocab ?? 2147483648;
+      if (token >= bound) {
+        throw new RangeError(`token ${token} is outside the ${this._vocab === null ? 'int32 range'
+          : `vocabulary [0, ${this._vocab})`}`);
+      }
       this._raw.accept(token);
     }
-    /** Forgets the history and mirostat state; the draw counter restarts. */
-    reset() { this._alive(); this._raw.reset(); }
+    /** Forgets the history, mirostat state and vocabulary; the draw counter restarts. */
+    reset() { this._alive(); this._raw.reset(); this._vocab = null; }
     /** An independent copy with the same options and state. */
     clone() {
       this._alive();
-      return new Sampler(this._options, this._raw.clone(), this._withObjective);
+      return new Sampler(this._options, this._raw.clone(), this._flags, this._vocab);
     }
     /** Number of accepted tokens kept (bounded; see docs/samplers.md). */
     get historyLength() { this._alive(); return this._raw.historyLength(); }
@@ -397,15 +463,21 @@ export function createApi(M, entropy32) {
       return order.filter((s) => s === 'temperature' || s === 'bregman' || STAGE_SWITCHES[s]?.(this._options ?? {}))
         .join(' -> ') + ' -> dist';
     }
+    /** Frees the sampler's wasm memory now (otherwise the garbage collector does). */
     dispose() {
-      if (this._raw !== null) { this._raw.delete(); this._raw = null; }
+      if (this._raw !== null) {
+        samplerRegistry?.unregister(this);
+        this._raw.delete();
+        this._raw = null;
+      }
     }
   }
+  const guardedSamplerSample = guarded('sample', (s, logits) => s._sample(logits));
+  const guardedSamplerDecode = guarded('decode', (s, logits) => s._decode(logits));
   const DEFAULT_ORDER = ['logit_bias', 'penalties', 'dry', 'no_repeat_ngram', 'top_n_sigma', 'top_k',
     'typical_p', 'top_p', 'min_p', 'xtc', 'epsilon_cutoff', 'eta_cutoff', 'temperature', 'mirostat', 'bregman'];
 
   function createSampler(options = {}) {
-    live();
     if (options !== null && typeof options === 'object' && options.history !== undefined) {
       throw new RangeError('history is for the stateless calls; feed a sampler with accept()');
     }
@@ -413,21 +485,23 @@ export function createApi(M, entropy32) {
       throw new RangeError('step is for the stateless calls; a sampler counts its own draws');
     }
     const seeded = writeOptions(options);
+    const flags = resultFlags();
     if (!seeded) {
       slots[M.SLOT_SEED_HI] = entropy32() >>> 0;
       slots[M.SLOT_SEED_LO] = entropy32() >>> 0;
       M.HEAPF64.set(slots, raw.optionsPtr() >>> 3);
     }
     check(raw.validate());
-    return new Sampler(options, raw.createSampler(), Boolean(options && options.bregman));
+    return new Sampler(options, raw.createSampler(), flags);
   }
 
   // [B, V] batches: `perRow` is one options object for every row, or an array
-  // of B options objects or Samplers (per-row state).
+  // of B options objects or Samplers (per-row state). Row r gives exactly
+  // what the single call on that row gives (tests/js/batch.test.mjs).
   function batch(kind, logits, vocab, perRow) {
-    live();
-    checkLogits(logits);
+    if (!(logits instanceof Float32Array)) throw new TypeError('logits must be a Float32Array');
     checkInteger('vocab', vocab, 1);
+    if (vocab > M.MAX_VOCAB) throw new RangeError(`vocab ${vocab} exceeds the largest vocabulary (${M.MAX_VOCAB})`);
     if (logits.length % vocab !== 0) {
       throw new RangeError(`logits length ${logits.length} is not a multiple of vocab ${vocab}`);
     }
@@ -439,29 +513,36 @@ export function createApi(M, entropy32) {
     for (let r = 0; r < rows; r++) {
       const row = logits.subarray(r * vocab, (r + 1) * vocab);
       const o = Array.isArray(perRow) ? perRow[r] : perRow;
-      if (o instanceof Sampler) out[r] = kind === 'sample' ? o.sample(row) : o.decode(row);
+      if (o !== null && typeof o === 'object' && o[SAMPLER_BRAND] !== undefined && o[SAMPLER_BRAND] !== api) {
+        throw new TypeError(`per-row options[${r}] is a sampler of another bregman-decoders instance`);
+      }
+      if (o instanceof Sampler) out[r] = kind === 'sample' ? o._sample(row) : o._decode(row);
       else out[r] = kind === 'sample' ? sample(row, o) : decode(row, o);
     }
     return out;
   }
 
-  return {
+  const api = {
     /** Highway target the kernels run on ('WASM' when SIMD128 is in use). */
     target: M.targetName(),
     /** Stage names accepted in `samplers`, in the default order. */
     stages: DEFAULT_ORDER.slice(),
-    decode,
-    sample,
-    createSampler,
-    decodeBatch: (logits, vocab, perRow) => batch('decode', logits, vocab, perRow),
-    sampleBatch: (logits, vocab, perRow) => batch('sample', logits, vocab, perRow),
+    /** Longest logits row (vocabulary size) accepted; longer ones are a RangeError. */
+    maxVocab: M.MAX_VOCAB,
+    decode: guarded('decode', decode),
+    sample: guarded('sample', sample),
+    createSampler: guarded('createSampler', createSampler),
+    decodeBatch: guarded('decodeBatch', (logits, vocab, perRow) => batch('decode', logits, vocab, perRow)),
+    sampleBatch: guarded('sampleBatch', (logits, vocab, perRow) => batch('sample', logits, vocab, perRow)),
     /** Bytes of scratch the decoder holds (flat after the first call). */
-    workspaceBytes() { return raw.workspaceBytes(); },
+    workspaceBytes() { live(); return raw.workspaceBytes(); },
     /** Bytes of wasm linear memory (flat in steady state). */
     memoryBytes() { return M.HEAP8.length; },
     /** Frees the wasm-side decoder; the instance is unusable afterwards. */
     dispose() {
+      if (busy !== null) throw new TypeError(`dispose() called from inside ${busy}()`);
       if (!disposed) { raw.delete(); disposed = true; }
     },
   };
+  return api;
 }
