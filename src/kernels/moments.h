@@ -2,8 +2,8 @@
 // distribution-shaping stages: the softmax entropy (typical, eta, dynamic
 // temperature), weighted band sums (typical's bisection on the distance to the
 // entropy) and the mean / variance of the finite logits (top-n-sigma). Each is
-// one SIMD pass, no allocation; sums are accumulated in float lanes and flushed
-// to double every block (as in softmax.h), ~1e-7 relative accuracy.
+// one SIMD pass, no allocation; sums are order-fixed (virtual_lanes-inl.h,
+// the same bits on every target), ~1e-7 relative accuracy.
 #pragma once
 
 #include <cstddef>

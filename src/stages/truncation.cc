@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/exp_f64.h"
 #include "kernels/moments.h"
 #include "kernels/softmax.h"
 #include "kernels/threshold.h"
@@ -76,7 +77,7 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, Worksp
   size_t last = n_band;  // band entries [0, last) are kept
   double cum = above;
   for (size_t j = 0; j < n_band; ++j) {
-    cum += std::exp((static_cast<double>(c.logits[band[j]]) - max) / c.temperature);
+    cum += ExpF64((static_cast<double>(c.logits[band[j]]) - max) / c.temperature);
     if (cum >= target && count_hi + j + 1 >= min_keep) {
       last = j + 1;
       break;
@@ -106,7 +107,7 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws) {
     EnsureSorted(c, want, ws);
     const size_t avail = std::min(want, n);
     for (; i < avail; ++i) {
-      cum += std::exp((static_cast<double>(c.logits[i]) - max) / c.temperature);
+      cum += ExpF64((static_cast<double>(c.logits[i]) - max) / c.temperature);
       if (cum >= target && i + 1 >= min_keep) {
         TruncateToSorted(c, i + 1);
         return;
@@ -119,7 +120,7 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws) {
 
 void KeepLogitAtLeast(Candidates& c, float t, size_t min_keep, Workspace& ws) {
   const size_t n = c.Count();
-  const size_t count = c.truncated ? CountAtLeast(c.logits, c.size, t) : CountAtLeast(c.row, c.vocab, t);
+  const size_t count = CountCandidatesAtLeast(c, t);
   if (count >= n) return;  // nothing to remove: a full row stays lazy
   if (count >= std::max<size_t>(min_keep, 1)) {
     KeepAtLeast(c, t, ws);
