@@ -270,6 +270,10 @@ TEST_CASE("every target: kernel outputs are bit-identical (and pinned for wasm)"
   std::string list;
   for (const auto& n : names) list += n + " ";
   MESSAGE("targets: " << list << " kernel hash " << got[0]);
+#if !defined(__EMSCRIPTEN__) && (defined(__x86_64__) || defined(_M_X64))
+  CHECK(names.size() >= 2);  // at least the best target and scalar
+  CHECK(names.back() == std::string("SCALAR"));
+#endif
   for (size_t t = 1; t < got.size(); ++t) CHECK_MESSAGE(got[t] == got[0], names[t]);
   CHECK(got[0] == kKernelHash);
 }
