@@ -148,6 +148,15 @@ export interface BregmanDecoders {
   readonly stages: StageName[];
   decode(logits: Float32Array, options?: DecodeOptions): Distribution;
   sample(logits: Float32Array, options?: DecodeOptions): Sample;
+  /**
+   * Zero copy: a view of `vocab` floats inside the module's memory. Write the
+   * row into it and pass the view itself to decode / sample / a sampler: it is
+   * read in place (no copy) and never modified. Call inputBuffer(vocab) again
+   * before writing each row: it returns the same view unless the module's
+   * memory grew (which detaches earlier views; a stale one throws RangeError)
+   * or vocab changed. One row at a time (not for the batch calls).
+   */
+  inputBuffer(vocab: number): Float32Array;
   /** A stateful sampler; `history` and `step` are for the stateless calls. */
   createSampler(options?: Omit<DecodeOptions, 'history' | 'step'>): Sampler;
   /** Rows of a [B, V] buffer, with one options object, or per-row options or samplers. */

@@ -292,7 +292,29 @@ export function createApi(M, entropy32) {
   function checkLogits(logits) {
     if (!(logits instanceof Float32Array)) throw new TypeError('logits must be a Float32Array');
   }
+  // The zero-copy input: a view of the module's own input row (inputBuffer).
+  let inputView = null;
+  function inputBuffer(vocab) {
+    live();
+    checkInteger('vocab', vocab, 1);
+    // inputPtr may grow memory (and move the row): read the heap after it.
+    const ptr = raw.inputPtr(vocab);
+    if (inputView === null || inputView.buffer !== M.HEAPF32.buffer ||
+        inputView.byteOffset !== ptr || inputView.length !== vocab) {
+      inputView = new Float32Array(M.HEAPF32.buffer, ptr, vocab);
+    }
+    return inputView;
+  }
   function writeLogits(logits) {
+    if (logits === inputView) {
+      // Already in place: no copy. A view whose memory grew under it is
+      // detached (length 0): say so rather than decode an empty row.
+      if (logits.buffer !== M.HEAPF32.buffer) {
+        throw new RangeError('logits is a stale inputBuffer() view (the wasm memory grew): ' +
+          'call inputBuffer(vocab) again before writing the row');
+      }
+      return;
+    }
     // inputPtr may grow memory: read the heap view only after it.
     const ptr = raw.inputPtr(logits.length);
     M.HEAPF32.set(logits, ptr >>> 2);
@@ -452,6 +474,15 @@ export function createApi(M, entropy32) {
     stages: DEFAULT_ORDER.slice(),
     decode,
     sample,
+    /**
+     * Zero copy: a Float32Array of `vocab` floats inside the module's memory.
+     * Write a row into it and pass it to decode/sample (or a sampler): the
+     * call reads it in place, without the copy into the heap, and never
+     * modifies it. Call inputBuffer(vocab) again before writing each row: it
+     * returns the same view unless the module's memory grew (which detaches
+     * every earlier view) or vocab changed; a stale view throws RangeError.
+     */
+    inputBuffer,
     createSampler,
     decodeBatch: (logits, vocab, perRow) => batch('decode', logits, vocab, perRow),
     sampleBatch: (logits, vocab, perRow) => batch('sample', logits, vocab, perRow),
