@@ -28,7 +28,7 @@ ExpMomentSums ExpMomentsImpl(const float* v, size_t n, float max, float scale, f
   double totals[2] = {0.0, 0.0};
   SumVirtualLanes<2>(
       d, v, nullptr, n, -HUGE_VALF,
-      [&](auto x, auto, auto* t) {
+      [&](auto x, auto, auto* t) BD_TERMS {
         const auto y = hn::Max(hn::Mul(hn::Sub(x, vmax), vscale), vclamp);
         t[0] = ExpF32(d, y);
         t[1] = hn::Mul(t[0], y);
@@ -45,7 +45,7 @@ BandTotals BandSumImpl(const float* v, const float* w, size_t n, float lo, float
   double totals[2] = {0.0, 0.0};
   SumVirtualLanes<2>(
       d, v, w, n, NAN,
-      [&](auto x, auto wx, auto* t) {
+      [&](auto x, auto wx, auto* t) BD_TERMS {
         const auto in = hn::And(hn::Ge(x, vlo), hn::Le(x, vhi));
         t[0] = hn::IfThenElseZero(in, wx);
         t[1] = hn::IfThenElseZero(in, one);
@@ -62,7 +62,7 @@ FiniteMomentSums FiniteMomentsImpl(const float* v, size_t n, float center) {
   double totals[3] = {0.0, 0.0, 0.0};
   SumVirtualLanes<3>(
       d, v, nullptr, n, -HUGE_VALF,
-      [&](auto x, auto, auto* t) {
+      [&](auto x, auto, auto* t) BD_TERMS {
         const auto finite = hn::Ge(x, vmin);
         t[0] = hn::IfThenElseZero(finite, hn::Sub(x, vc));
         t[1] = hn::Mul(t[0], t[0]);

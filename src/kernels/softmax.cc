@@ -23,7 +23,7 @@ double ExpBlockSumsImpl(const float* HWY_RESTRICT row, size_t n, float max, floa
   double total = 0.0;
   SumVirtualLanes<1>(
       d, row, nullptr, n, -HUGE_VALF,
-      [&](auto x, auto, auto* t) { t[0] = ExpF32(d, hn::Mul(hn::Sub(x, vmax), vscale)); },
+      [&](auto x, auto, auto* t) BD_TERMS { t[0] = ExpF32(d, hn::Mul(hn::Sub(x, vmax), vscale)); },
       &total, block_sums);
   return total;
 }
@@ -39,7 +39,7 @@ double ExpWriteImpl(const float* row, size_t n, float max, float scale, float* o
   double total = 0.0;
   SumVirtualLanes<1>(
       d, row, nullptr, n, -HUGE_VALF,
-      [&](auto x, auto, auto* t) { t[0] = ExpF32(d, hn::Mul(hn::Sub(x, vmax), vscale)); },
+      [&](auto x, auto, auto* t) BD_TERMS { t[0] = ExpF32(d, hn::Mul(hn::Sub(x, vmax), vscale)); },
       &total, nullptr, out);
   return total;
 }

@@ -26,6 +26,10 @@ HWY_BEFORE_NAMESPACE();
 namespace bd {
 namespace HWY_NAMESPACE {
 
+// Marks the terms lambdas: they must inline into the loop (a call per chunk
+// would spill the accumulators; wasm pays most for that).
+#define BD_TERMS __attribute__((always_inline))
+
 // Reduces 16 floats by the fixed tree (0+8, 1+9, ...), (0+4, ...), ...
 HWY_INLINE float ReduceVirtualLanes(float* lanes) {
   for (size_t width = kVirtualLanes / 2; width >= 1; width /= 2) {
@@ -59,17 +63,14 @@ HWY_INLINE void SumVirtualLanes(D d, const float* v, const float* w, size_t n, f
     for (size_t s = 0; s < kSums; ++s) {
       for (size_t r = 0; r < R; ++r) acc[s][r] = hn::Zero(d);
     }
-    auto chunk = [&](const float* vp, const float* wp, float* op) {
-      for (size_t r = 0; r < R; ++r) {
-        V t[kSums];
-        terms(hn::LoadU(d, vp + r * N), wp ? hn::LoadU(d, wp + r * N) : hn::Zero(d), t);
-        if (op) hn::StoreU(t[0], d, op + r * N);
-        for (size_t s = 0; s < kSums; ++s) acc[s][r] = hn::Add(acc[s][r], t[s]);
-      }
-    };
     size_t i = b;
     for (; i + kVirtualLanes <= end; i += kVirtualLanes) {
-      chunk(v + i, w ? w + i : nullptr, write0 ? write0 + i : nullptr);
+      for (size_t r = 0; r < R; ++r) {
+        V t[kSums];
+        terms(hn::LoadU(d, v + i + r * N), w ? hn::LoadU(d, w + i + r * N) : hn::Zero(d), t);
+        if (write0) hn::StoreU(t[0], d, write0 + i + r * N);
+        for (size_t s = 0; s < kSums; ++s) acc[s][r] = hn::Add(acc[s][r], t[s]);
+      }
     }
     if (i < end) {
       // The row's last partial chunk, padded: same lanes, same order.
@@ -77,7 +78,12 @@ HWY_INLINE void SumVirtualLanes(D d, const float* v, const float* w, size_t n, f
         pad_v[j] = i + j < end ? v[i + j] : pad;
         pad_w[j] = (w && i + j < end) ? w[i + j] : 0.0f;
       }
-      chunk(pad_v, w ? pad_w : nullptr, write0 ? pad_out : nullptr);
+      for (size_t r = 0; r < R; ++r) {
+        V t[kSums];
+        terms(hn::LoadU(d, pad_v + r * N), hn::LoadU(d, pad_w + r * N), t);
+        hn::StoreU(t[0], d, pad_out + r * N);
+        for (size_t s = 0; s < kSums; ++s) acc[s][r] = hn::Add(acc[s][r], t[s]);
+      }
       if (write0) {
         for (size_t j = 0; i + j < end; ++j) write0[i + j] = pad_out[j];
       }
