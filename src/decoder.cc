@@ -331,7 +331,8 @@ size_t Decoder::WorkspaceBytes() const {
          ws_.top_logprobs.capacity() * sizeof(float) +
          ws_.out_ids.capacity() * sizeof(int32_t) + ws_.out_probs.capacity() * sizeof(float) +
          (ws_.block_max.capacity() + ws_.block_sums.capacity() + ws_.block_scratch.capacity()) *
-             sizeof(float);
+             sizeof(float) +
+         ws_.hist_mass.capacity() * sizeof(double) + ws_.hist_count.capacity() * sizeof(uint32_t);
 }
 
 }  // namespace bd

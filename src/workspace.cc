@@ -1,6 +1,7 @@
 #include "workspace.h"
 
 #include "kernels/blocks.h"
+#include "kernels/histogram.h"
 #include "kernels/threshold.h"
 
 namespace bd {
@@ -12,6 +13,8 @@ void Workspace::Reserve(size_t vocab) {
   block_max.resize(NumBlocks(vocab) + 1);
   block_sums.resize(NumBlocks(vocab) + 1);
   block_scratch.resize(NumBlocks(vocab) + 1);
+  hist_mass.resize(kMassBuckets);
+  hist_count.resize(kMassBuckets);
   ids.resize(n);
   logits.resize(n);
   tmp_ids.resize(n);

@@ -17,6 +17,8 @@ struct Workspace {
   std::vector<float> block_max;  // the row's per-block maxima (ScanRow)
   std::vector<float> block_sums; // the exp pass's per-block sums (the draw)
   std::vector<float> block_scratch;  // selection over block maxima
+  std::vector<double> hist_mass;     // top-p's mass histogram (kMassBuckets)
+  std::vector<uint32_t> hist_count;
   std::vector<int32_t> ids;      // candidate ids (list or sorted prefix)
   std::vector<float> logits;     // candidate logits
   std::vector<int32_t> tmp_ids;  // selection scratch

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "kernels/exp_f64.h"
+#include "kernels/histogram.h"
 #include "kernels/moments.h"
 #include "kernels/softmax.h"
 #include "kernels/threshold.h"
@@ -26,10 +27,12 @@ void ApplyTopK(Candidates& c, size_t k, Workspace& ws) {
 
 namespace {
 
-// The nucleus is larger than a small sorted prefix: find its boundary by
-// bisection on the logit value, one SIMD mass pass per step, until the band
-// [lo, hi) that must hold the boundary has at most kTopPBand tokens (about
-// log2(V / kTopPBand) passes); then sort only that band. The kept set is what
+// The nucleus is larger than a small sorted prefix: one histogram pass of
+// mass per logit bucket (kMassBuckets buckets over [max - 104 T, max]) finds
+// the bucket that holds the boundary; that bucket is the band [lo, hi). Only
+// when it holds more than kTopPBand tokens (a dense plateau) does bisection
+// on the logit value narrow it further, one SIMD mass pass per step; then
+// only the band is sorted. The kept set is what
 // the sorted walk would keep: every logit >= hi, then the band in order
 // (logit descending, lower id first) until the mass reaches the target.
 constexpr size_t kTopPBand = 256;
@@ -42,25 +45,38 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, Worksp
   const double target = p * (1.0 - 1e-6) * z;
   // Invariant: mass(v >= lo) >= target > mass(v >= hi) = above. Below
   // max - 104 T every e is exactly 0, so the boundary is never there.
-  float lo = std::max(static_cast<float>(max - 104.0 * c.temperature), -FLT_MAX);
-  float hi = std::nextafter(max, INFINITY);
-  const BandTotals all = BandSum(v, e, count, lo, FLT_MAX);
-  size_t count_lo = all.count, count_hi = 0;
+  const float inv_width = static_cast<float>(kMassBuckets / (104.0 * c.temperature));
+  double* mass = ws.hist_mass.data();
+  uint32_t* in_bucket = ws.hist_count.data();
+  MassHistogram(v, e, count, max, inv_width, mass, in_bucket);
+  // The first bucket b with mass(buckets <= b) >= target; band = bucket b.
   double above = 0.0;
-  while (count_lo - count_hi > kTopPBand) {
+  size_t count_hi = 0, b = 0;
+  while (b + 1 < kMassBuckets && !(above + mass[b] >= target)) {
+    above += mass[b];
+    count_hi += in_bucket[b];
+    ++b;
+  }
+  const size_t count_lo = count_hi + in_bucket[b];
+  float lo = b + 1 < kMassBuckets ? BucketThreshold(max, inv_width, static_cast<uint32_t>(b + 1))
+                                  : -FLT_MAX;
+  float hi = b > 0 ? BucketThreshold(max, inv_width, static_cast<uint32_t>(b))
+                   : std::nextafter(max, INFINITY);
+  size_t count_lo_mut = count_lo;
+  while (count_lo_mut - count_hi > kTopPBand) {
     const float mid = lo + (hi - lo) * 0.5f;
     if (!(mid > lo && mid < hi)) break;  // adjacent floats: a plateau of ties
     const BandTotals m = BandSum(v, e, count, mid, FLT_MAX);
     if (m.sum_w >= target) {
       lo = mid;
-      count_lo = m.count;
+      count_lo_mut = m.count;
     } else {
       hi = mid;
       count_hi = m.count;
       above = m.sum_w;
     }
   }
-  if (count_lo < min_keep) {  // the nucleus is smaller still: top min_keep
+  if (count_lo_mut < min_keep) {  // the nucleus is smaller still: top min_keep
     ApplyTopK(c, min_keep, ws);
     return;
   }

@@ -14,6 +14,7 @@
 
 #include "kernels/blocks.h"
 #include "kernels/exp_f64.h"
+#include "kernels/histogram.h"
 #include "kernels/moments.h"
 #include "kernels/row_scan.h"
 #include "kernels/softmax.h"
@@ -319,6 +320,44 @@ TEST_CASE("CountAtLeast / GatherAtLeast with block maxima equal the full passes"
       for (size_t j = 0; j < a; ++j) {
         REQUIRE(ids_a[j] == ids_b[j]);
         REQUIRE(v_a[j] == v_b[j]);
+      }
+    }
+  }
+}
+
+TEST_CASE("MassHistogram: masses and counts per bucket; BucketThreshold splits exactly at bucket k") {
+  std::mt19937_64 rng(15);
+  for (size_t n : {size_t{1}, size_t{100}, size_t{5000}, size_t{40000}}) {
+    std::vector<float> row = RandomRow(n, rng, 0.05);
+    float max = -kInf;
+    for (float x : row) max = std::max(max, x);
+    for (float temp : {1.0f, 0.3f}) {
+      const float inv_width = static_cast<float>(bd::kMassBuckets / (104.0 * temp));
+      std::vector<float> e(n);
+      for (size_t i = 0; i < n; ++i) e[i] = static_cast<float>(std::exp((row[i] - max) / temp));
+      std::vector<double> mass(bd::kMassBuckets, -1.0);
+      std::vector<uint32_t> count(bd::kMassBuckets, 99);
+      bd::MassHistogram(row.data(), e.data(), n, max, inv_width, mass.data(), count.data());
+      std::vector<double> want_mass(bd::kMassBuckets, 0.0);
+      std::vector<uint32_t> want_count(bd::kMassBuckets, 0);
+      for (size_t i = 0; i < n; ++i) {
+        const double x = std::floor(static_cast<double>((max - row[i]) * inv_width));
+        const size_t j = x < bd::kMassBuckets - 1 ? static_cast<size_t>(x) : bd::kMassBuckets - 1;
+        want_mass[j] += e[i];
+        ++want_count[j];
+      }
+      for (size_t j = 0; j < bd::kMassBuckets; ++j) {
+        REQUIRE(mass[j] == want_mass[j]);
+        REQUIRE(count[j] == want_count[j]);
+      }
+      for (uint32_t k : {1u, 2u, 17u, 300u, 4095u}) {
+        const float t = bd::BucketThreshold(max, inv_width, k);
+        size_t below_k = 0, at_least_t = 0;
+        for (uint32_t j = 0; j < k; ++j) below_k += want_count[j];
+        for (float x : row) at_least_t += x >= t;
+        REQUIRE(below_k == at_least_t);
+        // t is the smallest such float: the next float down is outside.
+        CHECK_FALSE((max - std::nextafter(t, -kInf)) * inv_width < static_cast<float>(k));
       }
     }
   }
