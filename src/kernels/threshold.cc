@@ -63,8 +63,11 @@ size_t GatherAtLeastImpl(const float* HWY_RESTRICT row, size_t n, float t,
       const auto v = hn::LoadU(d, row + i);
       const auto keep = hn::Ge(v, vt);
       if (!hn::AllFalse(d, keep)) {
-        hn::CompressStore(v, keep, d, vals_out + count);
-        count += hn::CompressStore(ids, hn::RebindMask(di, keep), di, ids_out + count);
+        // Compress in registers and store whole vectors (the documented
+        // slack): cheaper than two masked compress-stores on every target.
+        hn::StoreU(hn::Compress(v, keep), d, vals_out + count);
+        hn::StoreU(hn::Compress(ids, hn::RebindMask(di, keep)), di, ids_out + count);
+        count += hn::CountTrue(d, keep);
       }
       ids = hn::Add(ids, step);
     }

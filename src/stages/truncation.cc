@@ -37,11 +37,11 @@ namespace {
 // (logit descending, lower id first) until the mass reaches the target.
 constexpr size_t kTopPBand = 256;
 
-void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, Workspace& ws) {
+// e: exp((v - max) / T) of every candidate (ApplyTopP's pass), z their sum.
+void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, const float* e,
+                     double z, Workspace& ws) {
   const float* v = c.truncated ? c.logits : c.row;
   const size_t count = c.truncated ? c.size : c.vocab;
-  float* e = ws.stage_f32.data();
-  const double z = ExpWrite(v, count, max, static_cast<float>(1.0 / c.temperature), e);
   const double target = p * (1.0 - 1e-6) * z;
   // Invariant: mass(v >= lo) >= target > mass(v >= hi) = above. Below
   // max - 104 T every e is exactly 0, so the boundary is never there.
@@ -113,7 +113,14 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws) {
   const size_t n = c.Count();
   if (p >= 1.0 || n <= 1) return;
   const float max = CandidateMax(c);
-  const double z = CandidateExpSum(c, max);
+  // One exp pass gives Z and, kept in stage_f32, the exps a large nucleus's
+  // histogram needs (no second pass).
+  const float* v = c.truncated ? c.logits : c.row;
+  const size_t len = c.truncated ? c.size : c.vocab;
+  float* e = ws.stage_f32.data();
+  const bool large = n > kTopPSortedPrefix;
+  const double z = large ? ExpWrite(v, len, max, static_cast<float>(1.0 / c.temperature), e)
+                         : CandidateExpSum(c, max);
   const double target = p * (1.0 - 1e-6) * z;  // compare unnormalised mass
   double cum = 0.0;
   size_t i = 0;
@@ -131,7 +138,7 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws) {
     }
     if (avail == n) return;  // the whole set is needed: nothing to cut
   }
-  TopPByThreshold(c, p, min_keep, max, ws);
+  TopPByThreshold(c, p, min_keep, max, e, z, ws);
 }
 
 void KeepLogitAtLeast(Candidates& c, float t, size_t min_keep, Workspace& ws) {
