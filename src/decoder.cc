@@ -234,17 +234,23 @@ StatusCode Decoder::Decode(const float* logits, size_t vocab, const DecodeOption
     ws_.out_probs[0] = 1.0f;
     return StatusCode::kOk;
   }
-  WriteDistribution(c);
+  WriteDistribution(c, o.sorted);
   return StatusCode::kOk;
 }
 
-void Decoder::WriteDistribution(Candidates& c) {
-  // Sorts the survivors (all of them when nothing truncated). Explicit probs
-  // stay valid only on an already sorted list (Bregman's output).
-  if (c.truncated && c.sorted < c.size) c.probs_valid = false;
-  EnsureSorted(c, c.Count(), ws_);
-  TruncateToSorted(c, c.Count());
-  ListProbs(c);
+void Decoder::WriteDistribution(Candidates& c, bool sorted) {
+  if (!sorted) {
+    // No sort: the list as it stands (a full row is gathered in id order).
+    if (!c.truncated) KeepAtLeast(c, -FLT_MAX, ws_);
+    ListProbs(c);
+  } else {
+    // Sorts the survivors (all of them when nothing truncated). Explicit
+    // probs stay valid only on an already sorted list (Bregman's output).
+    if (c.truncated && c.sorted < c.size) c.probs_valid = false;
+    EnsureSorted(c, c.Count(), ws_);
+    TruncateToSorted(c, c.Count());
+    ListProbs(c);
+  }
   k_ = c.size;
   for (size_t i = 0; i < k_; ++i) {
     ws_.out_ids[i] = c.ids[i];
@@ -307,7 +313,7 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
       ws_.out_ids[0] = greedy_token_;
       ws_.out_probs[0] = 1.0f;
     } else {
-      WriteDistribution(c);
+      WriteDistribution(c, o.sorted);
     }
     k_ = drawn_from;
   }

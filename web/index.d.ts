@@ -89,6 +89,11 @@ export interface DecodeOptions {
   logprobs?: boolean;
   /** With sample(): also return the processed distribution the token was drawn from (sorts the survivors). */
   return_distribution?: boolean;
+  /**
+   * decode() (and return_distribution): survivors most probable first (default true). false
+   * skips the sort of a large nucleus: the same ids and probabilities, in an unspecified order.
+   */
+  sorted?: boolean;
   /** With sample(): also report the raw distribution's n most probable tokens (implies logprobs). */
   top_logprobs?: number;
   /** Same seed, logits and options: same token on every platform. */

@@ -59,7 +59,7 @@ const STAGE_SWITCHES = {
   bregman: (o) => o.bregman !== undefined && o.bregman !== null,
 };
 const ARRAYS = ['history', 'banned_tokens', 'allowed_tokens', 'dry_sequence_breakers'];
-const OTHER = ['seed', 'step', 'bregman', 'logit_bias', 'samplers', 'logprobs', 'return_distribution'];
+const OTHER = ['seed', 'step', 'bregman', 'logit_bias', 'samplers', 'logprobs', 'return_distribution', 'sorted'];
 const KNOWN = new Set([...Object.keys(SCALARS), ...ARRAYS, ...OTHER]);
 const BREGMAN_KNOWN = new Set(['divergence', 'alpha', 'lambda', 'k', 'k_min', 'k_max']);
 
@@ -192,6 +192,10 @@ export function createApi(M, entropy32) {
       if (o[name] === undefined) continue;
       if (typeof o[name] !== 'boolean') throw new TypeError(`${name} must be a boolean, got ${typeof o[name]}`);
       slots[slot] = o[name] ? 1 : 0;
+    }
+    if (o.sorted !== undefined) {
+      if (typeof o.sorted !== 'boolean') throw new TypeError(`sorted must be a boolean, got ${typeof o.sorted}`);
+      slots[M.SLOT_UNSORTED] = o.sorted ? 0 : 1;
     }
     if (o.mirostat !== undefined && o.mirostat !== 0 && o.mirostat !== 2) {
       throw new RangeError(`mirostat must be 0 (off) or 2 (Mirostat v2), got ${o.mirostat}`);

@@ -60,6 +60,7 @@ async function zeroCopy(): Promise<void> {
   view.fill(0);
   const s: Sample = bd.sample(view, { seed: 1 });
   void s;
+  bd.decode(view, { top_p: 0.9, sorted: false });
   // @ts-expect-error vocab is a number
   bd.inputBuffer('32000');
 }
