@@ -49,6 +49,7 @@ const CASES = [
   ['top_p 0.9 (large nucleus) sample', 2, () => bd.sample(llm, { top_p: 0.9, seed: 1, step: step++ })],
   ['top_p 0.9 (small nucleus) sample', 2, () => bd.sample(peaked, { top_p: 0.9, seed: 1, step: step++ })],
   ['top_p 0.9 (large nucleus) decode', 2, () => bd.decode(llm, { top_p: 0.9 })],
+  ['top_p 0.9 (large) decode unsorted', 2, () => bd.decode(llm, { top_p: 0.9, sorted: false })],
   ['typical_p 0.9', 2, () => bd.sample(llm, { typical_p: 0.9, seed: 1, step: step++ })],
 ];
 
