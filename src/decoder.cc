@@ -293,17 +293,31 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     bool ids_ascending = true;
     for (size_t i = 1; i < c.size && ids_ascending; ++i) ids_ascending = c.ids[i - 1] < c.ids[i];
     if (!ids_ascending) EnsureSorted(c, c.size, ws_);
-    ListProbs(c);
-    double cum = 0.0;
-    size_t pick = 0;
-    for (size_t i = 0; i < c.size; ++i) {
-      pick = i;
-      cum += c.probs[i];
-      if (cum > u) break;
+    if (!c.probs_valid) {
+      // softmax of the list: the row's draw (one SIMD exp pass with block
+      // sums, then one block), bit-identical on every target.
+      const float max = CandidateMax(c);
+      const float scale = static_cast<float>(1.0 / c.temperature);
+      float* block_sums = ws_.block_sums.data();
+      const double z = ExpBlockSums(c.logits, c.size, max, scale, block_sums);
+      const DrawPick d = WalkBlocks(c.logits, c.size, max, scale, block_sums, u * z,
+                                    ws_.stage_f32.data());
+      k_ = c.size;
+      token_ = c.ids[d.index];
+      p_token = static_cast<double>(d.e) / z;
+    } else {
+      // Explicit probabilities (Bregman's q): walked in float64.
+      double cum = 0.0;
+      size_t pick = 0;
+      for (size_t i = 0; i < c.size; ++i) {
+        pick = i;
+        cum += c.probs[i];
+        if (cum > u) break;
+      }
+      k_ = c.size;
+      token_ = c.ids[pick];
+      p_token = c.probs[pick];
     }
-    k_ = c.size;
-    token_ = c.ids[pick];
-    p_token = c.probs[pick];
     logprob_ = std::log(p_token);
   }
   raw_logprob_ = static_cast<double>(logits[token_]) - raw_max_ - raw_log_z_;  // NaN unless asked
