@@ -54,7 +54,23 @@ BandTotals BandSumImpl(const float* v, const float* w, size_t n, float lo, float
   return BandTotals{static_cast<size_t>(totals[1]), totals[0]};
 }
 
+// Up to this many entries the moments are summed in float64, one by one
+// (small candidate lists: top-n-sigma's threshold max - n sigma lands exactly
+// on a logit for 2-3 candidates, and float squares would tip such ties).
+constexpr size_t kScalarMoments = 256;
+
 FiniteMomentSums FiniteMomentsImpl(const float* v, size_t n, float center) {
+  if (n <= kScalarMoments) {
+    FiniteMomentSums m{0, 0.0, 0.0};
+    for (size_t i = 0; i < n; ++i) {
+      if (!(v[i] >= -FLT_MAX)) continue;
+      const float dx = v[i] - center;
+      ++m.count;
+      m.sum_d += dx;
+      m.sum_d2 += static_cast<double>(dx) * dx;
+    }
+    return m;
+  }
   const hn::ScalableTag<float> d;
   const auto vc = hn::Set(d, center);
   const auto vmin = hn::Set(d, -FLT_MAX);

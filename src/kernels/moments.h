@@ -36,7 +36,8 @@ struct FiniteMomentSums {
   double sum_d2;  // sum of (v_i - center)^2 over them
 };
 
-// Shifted first and second moments of the finite entries. Calling it twice,
+// Shifted first and second moments of the finite entries (float64 one by one
+// up to 256 entries, order-fixed virtual lanes beyond). Calling it twice,
 // the second time centred on the mean of the first, gives the population
 // variance sum_d2/count - (sum_d/count)^2 without cancellation.
 FiniteMomentSums FiniteMoments(const float* v, size_t n, float center);
