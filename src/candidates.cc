@@ -6,6 +6,8 @@
 #include <cstring>
 #include <functional>
 
+#include "kernels/blocks.h"
+#include "kernels/exp_f64.h"
 #include "kernels/row_scan.h"
 #include "kernels/softmax.h"
 #include "kernels/threshold.h"
@@ -51,18 +53,18 @@ void PartialSortByKey(int32_t* ids, float* logits, size_t n, size_t m,
 // with CountAtLeast(t) >= want, while keeping the count near `want` so the
 // survivors' sort stays small. Invariant: count(t_lo) >= want > count(t_hi).
 float ThresholdForTop(const float* row, size_t n, float max, size_t want,
-                      size_t finite) {
+                      size_t finite, const float* block_max) {
   if (want >= finite) return -FLT_MAX;
   float gap = std::max(1.0f, std::fabs(max)) * 1e-3f;
   float t_hi = max;  // nothing above max
   // count(max) may already reach `want` (ties at the top).
-  size_t c = CountAtLeast(row, n, max);
+  size_t c = CountAtLeast(row, n, max, block_max);
   if (c >= want) return max;
   float t_lo;
   for (;;) {
     t_lo = max - gap;
     if (!(t_lo > -FLT_MAX) || gap > 1e30f) return -FLT_MAX;
-    c = CountAtLeast(row, n, t_lo);
+    c = CountAtLeast(row, n, t_lo, block_max);
     if (c >= want) break;
     t_hi = t_lo;
     gap *= 8.0f;
@@ -71,7 +73,7 @@ float ThresholdForTop(const float* row, size_t n, float max, size_t want,
   for (int iter = 0; iter < 24 && c > enough; ++iter) {
     const float mid = t_lo + (t_hi - t_lo) * 0.5f;
     if (!(mid > t_lo && mid < t_hi)) break;  // float resolution reached
-    const size_t cm = CountAtLeast(row, n, mid);
+    const size_t cm = CountAtLeast(row, n, mid, block_max);
     if (cm >= want) {
       t_lo = mid;
       c = cm;
@@ -80,6 +82,18 @@ float ThresholdForTop(const float* row, size_t n, float max, size_t want,
     }
   }
   return t_lo;
+}
+
+// The want-th largest block maximum: at least `want` entries (one per such
+// block) are >= it, and only those blocks can hold entries >= it. One
+// selection over V / kBlock floats replaces the threshold search's passes.
+// NaN when fewer than `want` blocks hold a finite entry.
+float ThresholdFromBlocks(const float* block_max, size_t nb, size_t want, float* scratch) {
+  if (want == 0 || want > nb) return NAN;
+  std::copy(block_max, block_max + nb, scratch);
+  std::nth_element(scratch, scratch + (want - 1), scratch + nb, std::greater<float>());
+  const float t = scratch[want - 1];
+  return t >= -FLT_MAX ? t : NAN;
 }
 
 }  // namespace
@@ -91,9 +105,13 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
     // Grow geometrically so repeated requests cost O(V) amortised passes.
     const size_t want =
         std::min(c.row_finite, std::max(want_min, std::max<size_t>(64, 2 * c.size)));
-    const float t = ThresholdForTop(c.row, c.vocab, c.row_max, want, c.row_finite);
+    const float* blocks = RowBlocks(c);
+    float t = blocks ? ThresholdFromBlocks(blocks, NumBlocks(c.vocab), want, ws.block_scratch.data())
+                     : NAN;
+    if (want >= c.row_finite) t = -FLT_MAX;
+    if (t != t) t = ThresholdForTop(c.row, c.vocab, c.row_max, want, c.row_finite, blocks);
     const size_t n = GatherAtLeast(c.row, c.vocab, t, ws.tmp_ids.data(),
-                                   ws.tmp_logits.data());
+                                   ws.tmp_logits.data(), blocks);
     PartialSortByKey(ws.tmp_ids.data(), ws.tmp_logits.data(), n, want, ws.keys.data());
     std::memcpy(ws.ids.data(), ws.tmp_ids.data(), want * sizeof(int32_t));
     std::memcpy(ws.logits.data(), ws.tmp_logits.data(), want * sizeof(float));
@@ -120,7 +138,7 @@ void TruncateToSorted(Candidates& c, size_t j) {
 
 void KeepAtLeast(Candidates& c, float t, Workspace& ws) {
   if (!c.truncated) {
-    c.size = GatherAtLeast(c.row, c.vocab, t, ws.ids.data(), ws.logits.data());
+    c.size = GatherAtLeast(c.row, c.vocab, t, ws.ids.data(), ws.logits.data(), RowBlocks(c));
     c.ids = ws.ids.data();
     c.logits = ws.logits.data();
     c.sorted = 0;
@@ -142,10 +160,25 @@ float GetLogit(const Candidates& c, int32_t id) {
   return -INFINITY;
 }
 
+float* MutableRow(Candidates& c) {
+  if (c.row_borrowed) {
+    std::memcpy(c.own_row, c.row, c.vocab * sizeof(float));
+    c.row = c.own_row;
+    c.row_borrowed = false;
+  }
+  c.blocks_valid = false;  // the caller is about to write
+  return c.row;
+}
+
+size_t CountCandidatesAtLeast(const Candidates& c, float t) {
+  return c.truncated ? CountAtLeast(c.logits, c.size, t)
+                     : CountAtLeast(c.row, c.vocab, t, RowBlocks(c));
+}
+
 void EditLogit(Candidates& c, int32_t id, float logit) {
   if (!c.truncated) {
     if (id < 0 || static_cast<size_t>(id) >= c.vocab || c.row[id] == -INFINITY) return;
-    c.row[id] = logit;
+    MutableRow(c)[id] = logit;
     c.row_edited = true;
     c.size = 0;  // the sorted prefix cache is stale
     c.sorted = 0;
@@ -172,9 +205,10 @@ void EditLogit(Candidates& c, int32_t id, float logit) {
 
 void FinishEdits(Candidates& c) {
   if (!c.truncated && c.row_edited) {
-    const RowScan scan = ScanRow(c.row, c.vocab);
+    const RowScan scan = ScanRow(c.row, c.vocab, c.block_max);
     c.row_max = scan.max;
-    c.row_finite = CountAtLeast(c.row, c.vocab, -FLT_MAX);
+    c.row_finite = scan.finite;
+    c.blocks_valid = c.block_max != nullptr;
     c.row_edited = false;
   }
 }

@@ -16,12 +16,22 @@ namespace bd {
 struct Workspace;
 
 struct Candidates {
-  // Full row (owned by the workspace): logits of the whole vocabulary.
+  // Full row: logits of the whole vocabulary. Until a stage edits it, this
+  // is the caller's row itself (borrowed, read only: no copy for the chains
+  // that only read); the first edit copies it into own_row (MutableRow).
   float* row = nullptr;
+  float* own_row = nullptr;  // the workspace's copy buffer
+  bool row_borrowed = false;
   size_t vocab = 0;
   float row_max = 0.0f;   // max over the row (kept current by stages)
   size_t row_finite = 0;  // number of finite logits in the row
   bool row_edited = false;  // row_max / row_finite need FinishEdits
+  // The row's block maxima (ScanRow, NumBlocks(vocab) of them), valid while
+  // blocks_valid: threshold passes over the row read only the blocks that can
+  // reach their threshold. Any edit of the row invalidates them until
+  // FinishEdits rescans.
+  float* block_max = nullptr;
+  bool blocks_valid = false;
 
   bool truncated = false;
   // When !truncated: the sorted top `size` of the row (a cache).
@@ -70,6 +80,19 @@ void CompactList(Candidates& c, Keep keep) {
   c.sorted = kept_sorted;
   c.probs_valid = false;
 }
+
+// The row's block maxima when current, else null (for the threshold kernels).
+inline const float* RowBlocks(const Candidates& c) {
+  return c.blocks_valid ? c.block_max : nullptr;
+}
+
+// The full row, writable: copies a borrowed row into own_row first (once).
+// Every in-place write to c.row goes through this.
+float* MutableRow(Candidates& c);
+
+// Number of candidates with logit >= t. Full row: the blocks that can reach
+// t only.
+size_t CountCandidatesAtLeast(const Candidates& c, float t);
 
 // Keeps the candidates with logit >= t (order preserved). O(Count()).
 void KeepAtLeast(Candidates& c, float t, Workspace& ws);

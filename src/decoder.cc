@@ -8,6 +8,8 @@
 #include <cstring>
 
 #include "chain.h"
+#include "kernels/blocks.h"
+#include "kernels/exp_f64.h"
 #include "kernels/row_scan.h"
 #include "kernels/softmax.h"
 #include "kernels/threshold.h"
@@ -15,6 +17,46 @@
 #include "stages/stages.h"
 
 namespace bd {
+namespace {
+
+struct DrawPick {
+  size_t index;
+  float e;  // its unnormalised probability exp((v - max) * scale)
+};
+
+// The first index whose running sum of e (in id order; blocks by their block
+// sums, then one block element by element, in double) exceeds target; at the
+// end (target within rounding of Z), the last index with e > 0.
+DrawPick WalkBlocks(const float* row, size_t n, float max, float scale,
+                    const float* block_sums, double target, float* e) {
+  const size_t nb = NumBlocks(n);
+  double cum = 0.0, cum_before_last = 0.0;
+  size_t b = 0, last = nb;
+  for (; b < nb; ++b) {
+    if (!(block_sums[b] > 0.0f)) continue;
+    if (cum + block_sums[b] > target) break;
+    last = b;
+    cum_before_last = cum;
+    cum += block_sums[b];
+  }
+  if (b == nb) {
+    b = last;
+    cum = cum_before_last;
+  }
+  const size_t begin = b * kBlock;
+  const size_t len = std::min(kBlock, n - begin);
+  ExpWrite(row + begin, len, max, scale, e);
+  size_t pick = 0;
+  for (size_t i = 0; i < len; ++i) {
+    if (!(e[i] > 0.0f)) continue;
+    pick = i;
+    cum += e[i];
+    if (cum > target) break;
+  }
+  return DrawPick{begin + pick, e[pick]};
+}
+
+}  // namespace
 
 StatusCode Decoder::Fail(StatusCode code, const char* fmt, ...) {
   va_list args;
@@ -90,7 +132,10 @@ StatusCode Decoder::RunChain(const float* logits, size_t vocab, const DecodeOpti
   top_count_ = 0;
   if (const StatusCode s = Validate(o); s != StatusCode::kOk) return s;
   if (const StatusCode s = ValidateForRow(o, vocab, state); s != StatusCode::kOk) return s;
-  const RowScan scan = ScanRow(logits, vocab);
+  ws_.Reserve(vocab);
+  // The one fused pass over the caller's row: max, NaN, finite count and the
+  // block maxima every later threshold pass uses to skip blocks.
+  const RowScan scan = ScanRow(logits, vocab, ws_.block_max.data());
   if (scan.has_nan) return Fail(StatusCode::kRangeError, "logits contains NaN");
   if (scan.max == INFINITY)
     return Fail(StatusCode::kRangeError, "logits contains +Infinity");
@@ -103,15 +148,18 @@ StatusCode Decoder::RunChain(const float* logits, size_t vocab, const DecodeOpti
                   o.logit_bias.ids[i], vocab);
   }
 
-  ws_.Reserve(vocab);
-  std::memcpy(ws_.row.data(), logits, vocab * sizeof(float));
-  const size_t row_finite = CountAtLeast(logits, vocab, -FLT_MAX);
+  // No copy: the stages read the caller's row; the first stage that edits it
+  // (penalties, biases, bans, XTC) copies it into the workspace (MutableRow).
   auto fresh = [&]() {
     c = Candidates{};
-    c.row = ws_.row.data();
+    c.row = const_cast<float*>(logits);
+    c.own_row = ws_.row.data();
+    c.row_borrowed = true;
     c.vocab = vocab;
     c.row_max = scan.max;
-    c.row_finite = row_finite;
+    c.row_finite = scan.finite;
+    c.block_max = ws_.block_max.data();
+    c.blocks_valid = true;
     c.ids = ws_.ids.data();
     c.logits = ws_.logits.data();
   };
@@ -151,7 +199,7 @@ StatusCode Decoder::RunChain(const float* logits, size_t vocab, const DecodeOpti
   if (greedy) {
     // The first maximum of what survived the chain.
     if (!c.truncated) {
-      greedy_token_ = static_cast<int32_t>(FindFirstEqual(c.row, vocab, c.row_max));
+      greedy_token_ = static_cast<int32_t>(FindFirstEqual(c.row, vocab, c.row_max, RowBlocks(c)));
     } else {
       EnsureSorted(c, 1, ws_);
       greedy_token_ = c.ids[0];
@@ -165,7 +213,8 @@ void Decoder::ListProbs(Candidates& c) {
   const float max = CandidateMax(c);
   double z = 0.0;
   for (size_t i = 0; i < c.size; ++i) {
-    ws_.probs[i] = std::exp((static_cast<double>(c.logits[i]) - max) / c.temperature);
+    // ExpF64, not std::exp: libm may differ in the last bit across platforms.
+    ws_.probs[i] = ExpF64((static_cast<double>(c.logits[i]) - max) / c.temperature);
     z += ws_.probs[i];
   }
   for (size_t i = 0; i < c.size; ++i) ws_.probs[i] /= z;
@@ -185,17 +234,23 @@ StatusCode Decoder::Decode(const float* logits, size_t vocab, const DecodeOption
     ws_.out_probs[0] = 1.0f;
     return StatusCode::kOk;
   }
-  WriteDistribution(c);
+  WriteDistribution(c, o.sorted);
   return StatusCode::kOk;
 }
 
-void Decoder::WriteDistribution(Candidates& c) {
-  // Sorts the survivors (all of them when nothing truncated). Explicit probs
-  // stay valid only on an already sorted list (Bregman's output).
-  if (c.truncated && c.sorted < c.size) c.probs_valid = false;
-  EnsureSorted(c, c.Count(), ws_);
-  TruncateToSorted(c, c.Count());
-  ListProbs(c);
+void Decoder::WriteDistribution(Candidates& c, bool sorted) {
+  if (!sorted) {
+    // No sort: the list as it stands (a full row is gathered in id order).
+    if (!c.truncated) KeepAtLeast(c, -FLT_MAX, ws_);
+    ListProbs(c);
+  } else {
+    // Sorts the survivors (all of them when nothing truncated). Explicit
+    // probs stay valid only on an already sorted list (Bregman's output).
+    if (c.truncated && c.sorted < c.size) c.probs_valid = false;
+    EnsureSorted(c, c.Count(), ws_);
+    TruncateToSorted(c, c.Count());
+    ListProbs(c);
+  }
   k_ = c.size;
   for (size_t i = 0; i < k_; ++i) {
     ws_.out_ids[i] = c.ids[i];
@@ -215,24 +270,20 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     token_ = greedy_token_;
     logprob_ = 0.0;
   } else if (!c.truncated) {
-    // Inverse CDF over the row in id order: one exp pass, no sort.
+    // Inverse CDF over the row in id order, no sort: one exp pass leaves
+    // the block sums; walk them to the block holding u * Z, then walk that
+    // block's exps (recomputed bit-identically). The sums are order-fixed
+    // (virtual lanes), so every target draws the same token.
     const double u = UniformDraw(o.seed, step);
-    float* e = ws_.tmp_logits.data();
-    const double z =
-        ExpWrite(c.row, vocab, c.row_max, static_cast<float>(1.0 / c.temperature), e);
-    const double target = u * z;
-    double cum = 0.0;
-    size_t pick = vocab;
-    for (size_t i = 0; i < vocab; ++i) {
-      if (e[i] <= 0.0f) continue;
-      pick = i;
-      cum += e[i];
-      if (cum > target) break;
-    }
+    const float scale = static_cast<float>(1.0 / c.temperature);
+    float* block_sums = ws_.block_sums.data();
+    const double z = ExpBlockSums(c.row, vocab, c.row_max, scale, block_sums);
+    const DrawPick d = WalkBlocks(c.row, vocab, c.row_max, scale, block_sums, u * z,
+                                  ws_.tmp_logits.data());
     k_ = c.row_finite;
-    token_ = static_cast<int32_t>(pick);
-    p_token = static_cast<double>(e[pick]) / z;
-    logprob_ = std::log(static_cast<double>(e[pick])) - std::log(z);
+    token_ = static_cast<int32_t>(d.index);
+    p_token = static_cast<double>(d.e) / z;
+    logprob_ = std::log(static_cast<double>(d.e)) - std::log(z);
   } else {
     // A truncated list: walk it in a canonical order, so every platform
     // (whatever its nth_element) draws the same token.
@@ -242,17 +293,31 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     bool ids_ascending = true;
     for (size_t i = 1; i < c.size && ids_ascending; ++i) ids_ascending = c.ids[i - 1] < c.ids[i];
     if (!ids_ascending) EnsureSorted(c, c.size, ws_);
-    ListProbs(c);
-    double cum = 0.0;
-    size_t pick = 0;
-    for (size_t i = 0; i < c.size; ++i) {
-      pick = i;
-      cum += c.probs[i];
-      if (cum > u) break;
+    if (!c.probs_valid) {
+      // softmax of the list: the row's draw (one SIMD exp pass with block
+      // sums, then one block), bit-identical on every target.
+      const float max = CandidateMax(c);
+      const float scale = static_cast<float>(1.0 / c.temperature);
+      float* block_sums = ws_.block_sums.data();
+      const double z = ExpBlockSums(c.logits, c.size, max, scale, block_sums);
+      const DrawPick d = WalkBlocks(c.logits, c.size, max, scale, block_sums, u * z,
+                                    ws_.stage_f32.data());
+      k_ = c.size;
+      token_ = c.ids[d.index];
+      p_token = static_cast<double>(d.e) / z;
+    } else {
+      // Explicit probabilities (Bregman's q): walked in float64.
+      double cum = 0.0;
+      size_t pick = 0;
+      for (size_t i = 0; i < c.size; ++i) {
+        pick = i;
+        cum += c.probs[i];
+        if (cum > u) break;
+      }
+      k_ = c.size;
+      token_ = c.ids[pick];
+      p_token = c.probs[pick];
     }
-    k_ = c.size;
-    token_ = c.ids[pick];
-    p_token = c.probs[pick];
     logprob_ = std::log(p_token);
   }
   raw_logprob_ = static_cast<double>(logits[token_]) - raw_max_ - raw_log_z_;  // NaN unless asked
@@ -262,7 +327,7 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
       ws_.out_ids[0] = greedy_token_;
       ws_.out_probs[0] = 1.0f;
     } else {
-      WriteDistribution(c);
+      WriteDistribution(c, o.sorted);
     }
     k_ = drawn_from;
   }
@@ -284,7 +349,10 @@ size_t Decoder::WorkspaceBytes() const {
          ws_.stage_i32.capacity() * sizeof(int32_t) + ws_.stage_f32.capacity() * sizeof(float) +
          ws_.stage_f64.capacity() * sizeof(double) + ws_.top_ids.capacity() * sizeof(int32_t) +
          ws_.top_logprobs.capacity() * sizeof(float) +
-         ws_.out_ids.capacity() * sizeof(int32_t) + ws_.out_probs.capacity() * sizeof(float);
+         ws_.out_ids.capacity() * sizeof(int32_t) + ws_.out_probs.capacity() * sizeof(float) +
+         (ws_.block_max.capacity() + ws_.block_sums.capacity() + ws_.block_scratch.capacity()) *
+             sizeof(float) +
+         ws_.hist_mass.capacity() * sizeof(double) + ws_.hist_count.capacity() * sizeof(uint32_t);
 }
 
 }  // namespace bd

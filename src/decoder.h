@@ -65,8 +65,9 @@ class Decoder {
   StatusCode RunChain(const float* logits, size_t vocab, const DecodeOptions& o,
                       const SamplerState* state, uint64_t step, Candidates& c);
   void ListProbs(Candidates& c);
-  // Sorts the survivors and writes ids()/probs() (k() = their count).
-  void WriteDistribution(Candidates& c);
+  // Writes the survivors to ids()/probs() (k() = their count), sorted most
+  // probable first unless !sorted (then in the list's own order).
+  void WriteDistribution(Candidates& c, bool sorted);
 
   Workspace ws_;
   char error_[256] = {0};

@@ -21,7 +21,7 @@ namespace bd {
   X(DRY_MULTIPLIER) X(DRY_BASE) X(DRY_ALLOWED_LENGTH) X(DRY_PENALTY_LAST_N)    \
   X(NO_REPEAT_NGRAM_SIZE) X(MIROSTAT) X(MIROSTAT_TAU) X(MIROSTAT_ETA)          \
   X(BREGMAN) X(BREGMAN_ALPHA) X(BREGMAN_LAMBDA) X(BREGMAN_K)                   \
-  X(BREGMAN_K_MIN) X(BREGMAN_K_MAX) X(LOGPROBS) X(TOP_LOGPROBS) X(RETURN_DISTRIBUTION) X(SEED_HI) X(SEED_LO)      \
+  X(BREGMAN_K_MIN) X(BREGMAN_K_MAX) X(LOGPROBS) X(TOP_LOGPROBS) X(RETURN_DISTRIBUTION) X(UNSORTED) X(SEED_HI) X(SEED_LO) \
   X(STEP_HI) X(STEP_LO) X(HISTORY_OFFSET) X(HISTORY_LENGTH) X(BIAS_OFFSET)     \
   X(BIAS_LENGTH) X(BANNED_OFFSET) X(BANNED_LENGTH) X(ALLOWED_OFFSET)           \
   X(ALLOWED_LENGTH) X(RESTRICT_TO_ALLOWED) X(BREAKERS_OFFSET)                  \
@@ -107,6 +107,7 @@ inline DecodeOptions OptionsFromSlots(const double* s, const int32_t* aux_i32,
   o.bregman.k_max = s[kSlot_BREGMAN_K_MAX] >= 1.0 ? count(s[kSlot_BREGMAN_K_MAX]) : SIZE_MAX;
   o.logprobs = s[kSlot_LOGPROBS] != 0.0;
   o.return_distribution = s[kSlot_RETURN_DISTRIBUTION] != 0.0;
+  o.sorted = s[kSlot_UNSORTED] == 0.0;  // zero (the default): sorted
   o.top_logprobs = i32(s[kSlot_TOP_LOGPROBS]);
   o.seed = u64(s[kSlot_SEED_HI], s[kSlot_SEED_LO]);
   o.step = u64(s[kSlot_STEP_HI], s[kSlot_STEP_LO]);

@@ -56,6 +56,10 @@ struct DecodeOptions {
   bool logprobs = false;
   // sample(): also write the processed distribution (as Decode does).
   bool return_distribution = false;
+  // decode() / return_distribution: survivors most probable first (the
+  // contract). false skips the sort of a large nucleus: the same ids and
+  // probabilities in an unspecified order.
+  bool sorted = true;
   int32_t top_logprobs = 0;
 
   // Randomness: draw `step` of stream `seed`.

@@ -1,5 +1,7 @@
 #include "workspace.h"
 
+#include "kernels/blocks.h"
+#include "kernels/histogram.h"
 #include "kernels/threshold.h"
 
 namespace bd {
@@ -8,6 +10,11 @@ void Workspace::Reserve(size_t vocab) {
   const size_t n = vocab + kCompressSlack;
   if (row.size() >= n) return;
   row.resize(n);
+  block_max.resize(NumBlocks(vocab) + 1);
+  block_sums.resize(NumBlocks(vocab) + 1);
+  block_scratch.resize(NumBlocks(vocab) + 1);
+  hist_mass.resize(kMassBuckets);
+  hist_count.resize(kMassBuckets);
   ids.resize(n);
   logits.resize(n);
   tmp_ids.resize(n);

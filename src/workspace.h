@@ -13,7 +13,12 @@
 namespace bd {
 
 struct Workspace {
-  std::vector<float> row;        // working copy of the logits row
+  std::vector<float> row;        // working copy of the logits row (made on the first edit)
+  std::vector<float> block_max;  // the row's per-block maxima (ScanRow)
+  std::vector<float> block_sums; // the exp pass's per-block sums (the draw)
+  std::vector<float> block_scratch;  // selection over block maxima
+  std::vector<double> hist_mass;     // top-p's mass histogram (kMassBuckets)
+  std::vector<uint32_t> hist_count;
   std::vector<int32_t> ids;      // candidate ids (list or sorted prefix)
   std::vector<float> logits;     // candidate logits
   std::vector<int32_t> tmp_ids;  // selection scratch

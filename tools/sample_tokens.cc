@@ -1,7 +1,10 @@
 // bd_sample_tokens: runs a stateful sampler natively over one logits row for
 // N steps and prints the tokens, one per line. The cross-platform test feeds
 // the same row and options to the wasm package and compares token by token.
-//   bd_sample_tokens ROW.f32 STEPS [name=value ...]
+//   bd_sample_tokens ROW.f32 STEPS [name=value ...] [target=AVX2]
+//   bd_sample_tokens --targets     (the Highway targets this CPU can run)
+// target= pins the SIMD kernels to one Highway target (scalar, SSE4, AVX2,
+// AVX-512 natively), for the every-target parity test.
 // Names are the JS option names (seed, temperature, top_k, top_p, min_p,
 // min_keep, typical_p, epsilon_cutoff, eta_cutoff, top_n_sigma,
 // xtc_probability, xtc_threshold, repetition_penalty, frequency_penalty,
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "decoder.h"
+#include "kernels/target_name.h"
 #include "sampler_state.h"
 
 namespace {
@@ -63,6 +67,10 @@ bool Set(bd::DecodeOptions& o, const std::string& name, const char* v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--targets") == 0) {
+    std::printf("%s\n", bd::KernelTargetsAvailable().c_str());
+    return 0;
+  }
   if (argc < 3) {
     std::fprintf(stderr, "usage: %s ROW.f32 STEPS [name=value ...]\n", argv[0]);
     return 2;
@@ -78,6 +86,14 @@ int main(int argc, char** argv) {
   bd::DecodeOptions o;
   for (int a = 3; a < argc; ++a) {
     const char* eq = std::strchr(argv[a], '=');
+    if (eq && std::strncmp(argv[a], "target=", 7) == 0) {
+      if (!bd::ForceKernelTarget(eq + 1)) {
+        std::fprintf(stderr, "target %s is not available (have: %s)\n", eq + 1,
+                     bd::KernelTargetsAvailable().c_str());
+        return 2;
+      }
+      continue;
+    }
     if (!eq || !Set(o, std::string(argv[a], static_cast<size_t>(eq - argv[a])), eq + 1)) {
       std::fprintf(stderr, "unknown option %s\n", argv[a]);
       return 2;

@@ -89,6 +89,11 @@ export interface DecodeOptions {
   logprobs?: boolean;
   /** With sample(): also return the processed distribution the token was drawn from (sorts the survivors). */
   return_distribution?: boolean;
+  /**
+   * decode() (and return_distribution): survivors most probable first (default true). false
+   * skips the sort of a large nucleus: the same ids and probabilities, in an unspecified order.
+   */
+  sorted?: boolean;
   /** With sample(): also report the raw distribution's n most probable tokens (implies logprobs). */
   top_logprobs?: number;
   /** Same seed, logits and options: same token on every platform. */
@@ -151,6 +156,15 @@ export interface BregmanDecoders {
   readonly maxVocab: number;
   decode(logits: Float32Array, options?: DecodeOptions): Distribution;
   sample(logits: Float32Array, options?: DecodeOptions): Sample;
+  /**
+   * Zero copy: a view of `vocab` floats inside the module's memory. Write the
+   * row into it and pass the view itself to decode / sample / a sampler: it is
+   * read in place (no copy) and never modified. Call inputBuffer(vocab) again
+   * before writing each row: it returns the same view unless the module's
+   * memory grew (which detaches earlier views; a stale one throws RangeError)
+   * or vocab changed. One row at a time (not for the batch calls).
+   */
+  inputBuffer(vocab: number): Float32Array;
   /** A stateful sampler; `history` and `step` are for the stateless calls. */
   createSampler(options?: Omit<DecodeOptions, 'history' | 'step'>): Sampler;
   /** Rows of a [B, V] buffer, with one options object, or per-row options or samplers. */

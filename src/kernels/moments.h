@@ -2,8 +2,8 @@
 // distribution-shaping stages: the softmax entropy (typical, eta, dynamic
 // temperature), weighted band sums (typical's bisection on the distance to the
 // entropy) and the mean / variance of the finite logits (top-n-sigma). Each is
-// one SIMD pass, no allocation; sums are accumulated in float lanes and flushed
-// to double every block (as in softmax.h), ~1e-7 relative accuracy.
+// one SIMD pass, no allocation; sums are order-fixed (virtual_lanes-inl.h,
+// the same bits on every target), ~1e-7 relative accuracy.
 #pragma once
 
 #include <cstddef>
@@ -36,7 +36,8 @@ struct FiniteMomentSums {
   double sum_d2;  // sum of (v_i - center)^2 over them
 };
 
-// Shifted first and second moments of the finite entries. Calling it twice,
+// Shifted first and second moments of the finite entries (float64 one by one
+// up to 256 entries, order-fixed virtual lanes beyond). Calling it twice,
 // the second time centred on the mean of the first, gives the population
 // variance sum_d2/count - (sum_d/count)^2 without cancellation.
 FiniteMomentSums FiniteMoments(const float* v, size_t n, float center);

@@ -1,5 +1,6 @@
 #include "kernels/row_scan.h"
 
+#include <cfloat>
 #include <cmath>
 #include <limits>
 
@@ -8,47 +9,70 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "kernels/blocks.h"
+
 HWY_BEFORE_NAMESPACE();
 namespace bd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-RowScan ScanRowImpl(const float* HWY_RESTRICT row, size_t n) {
+RowScan ScanRowImpl(const float* HWY_RESTRICT row, size_t n, float* HWY_RESTRICT block_max) {
   const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
   const size_t N = hn::Lanes(d);
   const float kNegInf = -std::numeric_limits<float>::infinity();
-  // Start at -inf (not Highway's -FLT_MAX) so an all -inf row reports -inf.
-  auto vmax = hn::Set(d, kNegInf);
+  const auto vlow = hn::Set(d, -FLT_MAX);
   auto nan_mask = hn::FirstN(d, 0);  // all-false (no MaskFalse in Highway 1.0.3)
-  size_t i = 0;
-  for (; i + N <= n; i += N) {
-    const auto v = hn::LoadU(d, row + i);
-    const auto is_num = hn::Eq(v, v);
-    nan_mask = hn::Or(nan_mask, hn::Not(is_num));
-    vmax = hn::IfThenElse(is_num, hn::Max(vmax, v), vmax);
-  }
+  // Finite count per lane: subtracting a mask vector (-1 where set) adds 1.
+  auto finite = hn::Zero(di);
   float m = kNegInf;
-  bool has_nan = !hn::AllFalse(d, nan_mask);
-  // Reduce by storing lanes: portable across targets and exact.
-  HWY_ALIGN float lanes[hn::MaxLanes(d)];
-  hn::Store(vmax, d, lanes);
-  for (size_t l = 0; l < N; ++l) m = lanes[l] > m ? lanes[l] : m;
-  for (; i < n; ++i) {
-    const float v = row[i];
-    if (v != v) {
-      has_nan = true;
-    } else if (v > m) {
-      m = v;
+  size_t n_scalar_finite = 0;
+  bool scalar_nan = false;
+  for (size_t b = 0; b < n; b += kBlock) {
+    const size_t end = n - b > kBlock ? b + kBlock : n;
+    // Start at -inf (not Highway's -FLT_MAX) so an all -inf block reports -inf.
+    auto vmax = hn::Set(d, kNegInf);
+    size_t i = b;
+    for (; i + N <= end; i += N) {
+      const auto v = hn::LoadU(d, row + i);
+      const auto is_num = hn::Eq(v, v);
+      nan_mask = hn::Or(nan_mask, hn::Not(is_num));
+      vmax = hn::IfThenElse(is_num, hn::Max(vmax, v), vmax);
+      finite = hn::Sub(finite, hn::VecFromMask(di, hn::RebindMask(di, hn::Ge(v, vlow))));
     }
+    float bm = hn::GetLane(hn::MaxOfLanes(d, vmax));
+    for (; i < end; ++i) {
+      const float v = row[i];
+      if (v != v) {
+        scalar_nan = true;
+        continue;
+      }
+      if (v > bm) bm = v;
+      if (v >= -FLT_MAX) ++n_scalar_finite;
+    }
+    if (block_max) block_max[b / kBlock] = bm;
+    if (bm > m) m = bm;
   }
-  return RowScan{m, has_nan};
+  HWY_ALIGN int32_t counts[hn::MaxLanes(di)];
+  hn::Store(finite, di, counts);
+  size_t total = n_scalar_finite;
+  for (size_t l = 0; l < N; ++l) total += static_cast<uint32_t>(counts[l]);
+  return RowScan{m, scalar_nan || !hn::AllFalse(d, nan_mask), total};
 }
 
-size_t FindFirstEqualImpl(const float* HWY_RESTRICT row, size_t n, float max) {
+size_t FindFirstEqualImpl(const float* HWY_RESTRICT row, size_t n, float max,
+                          const float* HWY_RESTRICT block_max) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   const auto vmax = hn::Set(d, max);
-  size_t i = 0;
+  size_t begin = 0;
+  if (block_max) {
+    // The first block whose maximum is `max` holds the first hit.
+    size_t b = 0;
+    while (b < NumBlocks(n) && !(block_max[b] == max)) ++b;
+    begin = b * kBlock;
+  }
+  size_t i = begin;
   for (; i + N <= n; i += N) {
     const intptr_t pos = hn::FindFirstTrue(d, hn::Eq(hn::LoadU(d, row + i), vmax));
     if (pos >= 0) return i + static_cast<size_t>(pos);
@@ -68,11 +92,11 @@ namespace bd {
 HWY_EXPORT(ScanRowImpl);
 HWY_EXPORT(FindFirstEqualImpl);
 
-RowScan ScanRow(const float* row, size_t n) {
-  return HWY_DYNAMIC_DISPATCH(ScanRowImpl)(row, n);
+RowScan ScanRow(const float* row, size_t n, float* block_max) {
+  return HWY_DYNAMIC_DISPATCH(ScanRowImpl)(row, n, block_max);
 }
-size_t FindFirstEqual(const float* row, size_t n, float max) {
-  return HWY_DYNAMIC_DISPATCH(FindFirstEqualImpl)(row, n, max);
+size_t FindFirstEqual(const float* row, size_t n, float max, const float* block_max) {
+  return HWY_DYNAMIC_DISPATCH(FindFirstEqualImpl)(row, n, max, block_max);
 }
 }  // namespace bd
 #endif  // HWY_ONCE

@@ -1,5 +1,6 @@
-// Row scans over one logits row: the finite maximum (and whether any NaN is
-// present), and the index of the first maximum.
+// Row scans over one logits row: the fused first pass of every call (the
+// finite maximum, NaN, the finite count and the per-block maxima, in one
+// read of the row), and the index of the first maximum.
 #pragma once
 
 #include <cstddef>
@@ -7,15 +8,21 @@
 namespace bd {
 
 struct RowScan {
-  float max;     // largest non-NaN value; -inf when n == 0 or all are -inf
-  bool has_nan;  // any NaN in the row
+  float max;      // largest non-NaN value; -inf when n == 0 or all are -inf
+  bool has_nan;   // any NaN in the row
+  size_t finite;  // entries with -FLT_MAX <= v (finite or +inf; not NaN/-inf)
 };
 
-// One SIMD pass. NaNs do not take part in the maximum.
-RowScan ScanRow(const float* row, size_t n);
+// One SIMD pass. NaNs take part in nothing but has_nan. When block_max is
+// non-null it receives the maximum of each kBlock-element block
+// (NumBlocks(n) floats; NaN ignored, -inf for an all -inf block): threshold
+// passes skip the blocks whose maximum is below their threshold.
+RowScan ScanRow(const float* row, size_t n, float* block_max = nullptr);
 
 // Lowest index i with row[i] == max (max must be a value of the row, e.g.
-// ScanRow's). Stops at the first hit. Returns n when there is none.
-size_t FindFirstEqual(const float* row, size_t n, float max);
+// ScanRow's). Stops at the first hit; with block_max (ScanRow's, for this
+// row) it reads only the first block that holds max. Returns n when none.
+size_t FindFirstEqual(const float* row, size_t n, float max,
+                      const float* block_max = nullptr);
 
 }  // namespace bd

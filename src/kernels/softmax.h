@@ -1,6 +1,7 @@
 // Softmax building blocks over one logits row. Probabilities are
-// exp((x - max) * scale) / Z; the sum Z is accumulated in float lanes and
-// flushed to double every block so long rows keep ~1e-7 relative accuracy.
+// exp((x - max) * scale) / Z. Every element's exp is ExpF32 (exp-inl.h) and Z
+// is summed in order-fixed virtual lanes (virtual_lanes-inl.h): the same bits
+// on every SIMD target, natively and in wasm; ~1e-7 relative accuracy.
 #pragma once
 
 #include <cstddef>
@@ -14,5 +15,10 @@ double ExpSum(const float* row, size_t n, float max, float scale);
 // out[i] = exp((row[i] - max) * scale); returns their sum. One SIMD pass.
 // `out` may alias `row`.
 double ExpWrite(const float* row, size_t n, float max, float scale, float* out);
+
+// ExpSum that also leaves each kBlock-element block's sum (as a float, the
+// very value added into the total) in block_sums[NumBlocks(n)]: the draw
+// walks these, then recomputes one block's exps with ExpWrite.
+double ExpBlockSums(const float* row, size_t n, float max, float scale, float* block_sums);
 
 }  // namespace bd

@@ -1,6 +1,9 @@
 #include "kernels/target_name.h"
 
 #include <cstdint>
+#include <string>
+
+#include <hwy/targets.h>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/target_name.cc"
@@ -23,5 +26,29 @@ HWY_EXPORT(KernelTarget);
 const char* KernelTargetName() {
   return hwy::TargetName(HWY_DYNAMIC_DISPATCH(KernelTarget)());
 }
+
+#if defined(__EMSCRIPTEN__)
+std::string KernelTargetsAvailable() { return KernelTargetName(); }
+bool ForceKernelTarget(const std::string& name) { return name == KernelTargetName(); }
+#else
+std::string KernelTargetsAvailable() {
+  std::string list;
+  for (const int64_t t : hwy::SupportedAndGeneratedTargets()) {
+    if (!list.empty()) list += ' ';
+    list += hwy::TargetName(t);
+  }
+  return list;
+}
+bool ForceKernelTarget(const std::string& name) {
+  hwy::SetSupportedTargetsForTest(0);
+  for (const int64_t t : hwy::SupportedAndGeneratedTargets()) {
+    if (name == hwy::TargetName(t)) {
+      hwy::SetSupportedTargetsForTest(t);
+      return true;
+    }
+  }
+  return false;
+}
+#endif
 }  // namespace bd
 #endif  // HWY_ONCE

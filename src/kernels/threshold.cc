@@ -5,48 +5,105 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "kernels/blocks.h"
+
 HWY_BEFORE_NAMESPACE();
 namespace bd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-size_t CountAtLeastImpl(const float* HWY_RESTRICT row, size_t n, float t) {
+#if HWY_TARGET == HWY_WASM
+// Highway 1.0.3 turns a wasm mask into bits through a stack store; the
+// i32x4.bitmask instruction does it in one step. The bits drive both
+// compressions and the count (same results, fewer instructions).
+template <class M>
+HWY_INLINE uint32_t WasmMaskBits(M mask) {
+  return static_cast<uint32_t>(wasm_i32x4_bitmask(mask.raw));
+}
+#endif
+
+// Calls f(begin, end) for each run of consecutive blocks that may hold an
+// entry >= t (all of [0, n) without block maxima).
+template <class F>
+HWY_INLINE void ForCandidateRuns(size_t n, float t, const float* block_max, F f) {
+  if (!block_max) {
+    f(size_t{0}, n);
+    return;
+  }
+  const size_t nb = NumBlocks(n);
+  for (size_t b = 0; b < nb;) {
+    if (!(block_max[b] >= t)) {
+      ++b;
+      continue;
+    }
+    size_t e = b + 1;
+    while (e < nb && block_max[e] >= t) ++e;
+    f(b * kBlock, e * kBlock < n ? e * kBlock : n);
+    b = e;
+  }
+}
+
+size_t CountAtLeastImpl(const float* HWY_RESTRICT row, size_t n, float t,
+                        const float* HWY_RESTRICT block_max) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   const auto vt = hn::Set(d, t);
   size_t count = 0;
-  size_t i = 0;
-  for (; i + N <= n; i += N) count += hn::CountTrue(d, hn::Ge(hn::LoadU(d, row + i), vt));
-  for (; i < n; ++i) count += row[i] >= t ? 1 : 0;
+  ForCandidateRuns(n, t, block_max, [&](size_t begin, size_t end) {
+    size_t i = begin;
+#if HWY_TARGET == HWY_WASM
+    for (; i + N <= end; i += N) {
+      count += static_cast<size_t>(__builtin_popcount(WasmMaskBits(hn::Ge(hn::LoadU(d, row + i), vt))));
+    }
+#else
+    for (; i + N <= end; i += N) count += hn::CountTrue(d, hn::Ge(hn::LoadU(d, row + i), vt));
+#endif
+    for (; i < end; ++i) count += row[i] >= t ? 1 : 0;
+  });
   return count;
 }
 
 size_t GatherAtLeastImpl(const float* HWY_RESTRICT row, size_t n, float t,
-                         int32_t* HWY_RESTRICT ids_out, float* HWY_RESTRICT vals_out) {
+                         int32_t* HWY_RESTRICT ids_out, float* HWY_RESTRICT vals_out,
+                         const float* HWY_RESTRICT block_max) {
   const hn::ScalableTag<float> d;
   const hn::RebindToSigned<decltype(d)> di;
   const size_t N = hn::Lanes(d);
   const auto vt = hn::Set(d, t);
-  auto ids = hn::Iota(di, 0);
   const auto step = hn::Set(di, static_cast<int32_t>(N));
   size_t count = 0;
-  size_t i = 0;
-  for (; i + N <= n; i += N) {
-    const auto v = hn::LoadU(d, row + i);
-    const auto keep = hn::Ge(v, vt);
-    if (!hn::AllFalse(d, keep)) {
-      hn::CompressStore(v, keep, d, vals_out + count);
-      count += hn::CompressStore(ids, hn::RebindMask(di, keep), di, ids_out + count);
+  ForCandidateRuns(n, t, block_max, [&](size_t begin, size_t end) {
+    auto ids = hn::Add(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(begin)));
+    size_t i = begin;
+    for (; i + N <= end; i += N) {
+      const auto v = hn::LoadU(d, row + i);
+      const auto keep = hn::Ge(v, vt);
+#if HWY_TARGET == HWY_WASM
+      const uint32_t bits = WasmMaskBits(keep);
+      if (bits != 0) {
+        hn::StoreU(hn::detail::Compress(v, bits), d, vals_out + count);
+        hn::StoreU(hn::detail::Compress(ids, bits), di, ids_out + count);
+        count += static_cast<size_t>(__builtin_popcount(bits));
+      }
+#else
+      if (!hn::AllFalse(d, keep)) {
+        // Compress in registers and store whole vectors (the documented
+        // slack): cheaper than two masked compress-stores on every target.
+        hn::StoreU(hn::Compress(v, keep), d, vals_out + count);
+        hn::StoreU(hn::Compress(ids, hn::RebindMask(di, keep)), di, ids_out + count);
+        count += hn::CountTrue(d, keep);
+      }
+#endif
+      ids = hn::Add(ids, step);
     }
-    ids = hn::Add(ids, step);
-  }
-  for (; i < n; ++i) {
-    if (row[i] >= t) {
-      ids_out[count] = static_cast<int32_t>(i);
-      vals_out[count] = row[i];
-      ++count;
+    for (; i < end; ++i) {
+      if (row[i] >= t) {
+        ids_out[count] = static_cast<int32_t>(i);
+        vals_out[count] = row[i];
+        ++count;
+      }
     }
-  }
+  });
   return count;
 }
 
@@ -59,12 +116,12 @@ namespace bd {
 HWY_EXPORT(CountAtLeastImpl);
 HWY_EXPORT(GatherAtLeastImpl);
 
-size_t CountAtLeast(const float* row, size_t n, float t) {
-  return HWY_DYNAMIC_DISPATCH(CountAtLeastImpl)(row, n, t);
+size_t CountAtLeast(const float* row, size_t n, float t, const float* block_max) {
+  return HWY_DYNAMIC_DISPATCH(CountAtLeastImpl)(row, n, t, block_max);
 }
 size_t GatherAtLeast(const float* row, size_t n, float t, int32_t* ids_out,
-                     float* vals_out) {
-  return HWY_DYNAMIC_DISPATCH(GatherAtLeastImpl)(row, n, t, ids_out, vals_out);
+                     float* vals_out, const float* block_max) {
+  return HWY_DYNAMIC_DISPATCH(GatherAtLeastImpl)(row, n, t, ids_out, vals_out, block_max);
 }
 }  // namespace bd
 #endif  // HWY_ONCE

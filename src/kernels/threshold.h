@@ -1,6 +1,8 @@
 // Threshold selection: count and gather the entries of a row at or above a
 // threshold. The building block of every sort-free truncation (top-k via a
-// threshold search, min-p, epsilon, ...): O(n) SIMD passes, no sort.
+// threshold search, min-p, epsilon, ...): O(n) SIMD passes, no sort. With the
+// row's block maxima (ScanRow) a pass reads only the blocks that can hold an
+// entry >= t: a min-p or top-k cut near the maximum touches a few blocks.
 #pragma once
 
 #include <cstddef>
@@ -9,13 +11,14 @@
 namespace bd {
 
 // Number of i with row[i] >= t (NaN and entries below t are not counted).
-size_t CountAtLeast(const float* row, size_t n, float t);
+// block_max: ScanRow's block maxima of this row, or null (read every block).
+size_t CountAtLeast(const float* row, size_t n, float t, const float* block_max = nullptr);
 
 // Writes the ids (ascending) and values of the entries >= t, compacted, and
 // returns their count. ids_out/vals_out need room for the count plus
 // kCompressSlack entries (the SIMD compress-store may write a full vector).
 size_t GatherAtLeast(const float* row, size_t n, float t, int32_t* ids_out,
-                     float* vals_out);
+                     float* vals_out, const float* block_max = nullptr);
 
 constexpr size_t kCompressSlack = 64;
 

@@ -88,8 +88,9 @@ void ApplyLogitBias(Candidates& c, const LogitBiasParams& p, Workspace& ws,
     }
     // EditLogit's row-state effect, batched: a call per removed token would
     // cost four times this whole pass at 128k tokens.
+    float* row = MutableRow(c);
     for (size_t t = 0; t < c.vocab; ++t) {
-      if (mark[t] == 0) c.row[t] = -INFINITY;
+      if (mark[t] == 0) row[t] = -INFINITY;
     }
     c.row_edited = true;  // FinishEdits refreshes row_max and row_finite
     c.size = 0;           // the sorted-prefix cache is stale

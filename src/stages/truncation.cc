@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/exp_f64.h"
+#include "kernels/histogram.h"
 #include "kernels/moments.h"
 #include "kernels/softmax.h"
 #include "kernels/threshold.h"
@@ -25,41 +27,56 @@ void ApplyTopK(Candidates& c, size_t k, Workspace& ws) {
 
 namespace {
 
-// The nucleus is larger than a small sorted prefix: find its boundary by
-// bisection on the logit value, one SIMD mass pass per step, until the band
-// [lo, hi) that must hold the boundary has at most kTopPBand tokens (about
-// log2(V / kTopPBand) passes); then sort only that band. The kept set is what
+// The nucleus is larger than a small sorted prefix: one histogram pass of
+// mass per logit bucket (kMassBuckets buckets over [max - 104 T, max]) finds
+// the bucket that holds the boundary; that bucket is the band [lo, hi). Only
+// when it holds more than kTopPBand tokens (a dense plateau) does bisection
+// on the logit value narrow it further, one SIMD mass pass per step; then
+// only the band is sorted. The kept set is what
 // the sorted walk would keep: every logit >= hi, then the band in order
 // (logit descending, lower id first) until the mass reaches the target.
 constexpr size_t kTopPBand = 256;
 
-void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, Workspace& ws) {
+// e: exp((v - max) / T) of every candidate (ApplyTopP's pass), z their sum.
+void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, const float* e,
+                     double z, Workspace& ws) {
   const float* v = c.truncated ? c.logits : c.row;
   const size_t count = c.truncated ? c.size : c.vocab;
-  float* e = ws.stage_f32.data();
-  const double z = ExpWrite(v, count, max, static_cast<float>(1.0 / c.temperature), e);
   const double target = p * (1.0 - 1e-6) * z;
   // Invariant: mass(v >= lo) >= target > mass(v >= hi) = above. Below
   // max - 104 T every e is exactly 0, so the boundary is never there.
-  float lo = std::max(static_cast<float>(max - 104.0 * c.temperature), -FLT_MAX);
-  float hi = std::nextafter(max, INFINITY);
-  const BandTotals all = BandSum(v, e, count, lo, FLT_MAX);
-  size_t count_lo = all.count, count_hi = 0;
+  const float inv_width = static_cast<float>(kMassBuckets / (104.0 * c.temperature));
+  double* mass = ws.hist_mass.data();
+  uint32_t* in_bucket = ws.hist_count.data();
+  MassHistogram(v, e, count, max, inv_width, mass, in_bucket);
+  // The first bucket b with mass(buckets <= b) >= target; band = bucket b.
   double above = 0.0;
-  while (count_lo - count_hi > kTopPBand) {
+  size_t count_hi = 0, b = 0;
+  while (b + 1 < kMassBuckets && !(above + mass[b] >= target)) {
+    above += mass[b];
+    count_hi += in_bucket[b];
+    ++b;
+  }
+  const size_t count_lo = count_hi + in_bucket[b];
+  float lo = b + 1 < kMassBuckets ? BucketThreshold(max, inv_width, static_cast<uint32_t>(b + 1))
+                                  : -FLT_MAX;
+  float hi = b > 0 ? BucketThreshold(max, inv_width, static_cast<uint32_t>(b))
+                   : std::nextafter(max, INFINITY);
+  size_t count_lo_mut = count_lo;
+  while (count_lo_mut - count_hi > kTopPBand) {
     const float mid = lo + (hi - lo) * 0.5f;
     if (!(mid > lo && mid < hi)) break;  // adjacent floats: a plateau of ties
     const BandTotals m = BandSum(v, e, count, mid, FLT_MAX);
     if (m.sum_w >= target) {
       lo = mid;
-      count_lo = m.count;
+      count_lo_mut = m.count;
     } else {
       hi = mid;
       count_hi = m.count;
       above = m.sum_w;
     }
   }
-  if (count_lo < min_keep) {  // the nucleus is smaller still: top min_keep
+  if (count_lo_mut < min_keep) {  // the nucleus is smaller still: top min_keep
     ApplyTopK(c, min_keep, ws);
     return;
   }
@@ -76,7 +93,7 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, Worksp
   size_t last = n_band;  // band entries [0, last) are kept
   double cum = above;
   for (size_t j = 0; j < n_band; ++j) {
-    cum += std::exp((static_cast<double>(c.logits[band[j]]) - max) / c.temperature);
+    cum += ExpF64((static_cast<double>(c.logits[band[j]]) - max) / c.temperature);
     if (cum >= target && count_hi + j + 1 >= min_keep) {
       last = j + 1;
       break;
@@ -96,7 +113,14 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws) {
   const size_t n = c.Count();
   if (p >= 1.0 || n <= 1) return;
   const float max = CandidateMax(c);
-  const double z = CandidateExpSum(c, max);
+  // One exp pass gives Z and, kept in stage_f32, the exps a large nucleus's
+  // histogram needs (no second pass).
+  const float* v = c.truncated ? c.logits : c.row;
+  const size_t len = c.truncated ? c.size : c.vocab;
+  float* e = ws.stage_f32.data();
+  const bool large = n > kTopPSortedPrefix;
+  const double z = large ? ExpWrite(v, len, max, static_cast<float>(1.0 / c.temperature), e)
+                         : CandidateExpSum(c, max);
   const double target = p * (1.0 - 1e-6) * z;  // compare unnormalised mass
   double cum = 0.0;
   size_t i = 0;
@@ -106,7 +130,7 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws) {
     EnsureSorted(c, want, ws);
     const size_t avail = std::min(want, n);
     for (; i < avail; ++i) {
-      cum += std::exp((static_cast<double>(c.logits[i]) - max) / c.temperature);
+      cum += ExpF64((static_cast<double>(c.logits[i]) - max) / c.temperature);
       if (cum >= target && i + 1 >= min_keep) {
         TruncateToSorted(c, i + 1);
         return;
@@ -114,12 +138,12 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws) {
     }
     if (avail == n) return;  // the whole set is needed: nothing to cut
   }
-  TopPByThreshold(c, p, min_keep, max, ws);
+  TopPByThreshold(c, p, min_keep, max, e, z, ws);
 }
 
 void KeepLogitAtLeast(Candidates& c, float t, size_t min_keep, Workspace& ws) {
   const size_t n = c.Count();
-  const size_t count = c.truncated ? CountAtLeast(c.logits, c.size, t) : CountAtLeast(c.row, c.vocab, t);
+  const size_t count = CountCandidatesAtLeast(c, t);
   if (count >= n) return;  // nothing to remove: a full row stays lazy
   if (count >= std::max<size_t>(min_keep, 1)) {
     KeepAtLeast(c, t, ws);

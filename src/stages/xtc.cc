@@ -57,8 +57,9 @@ void ApplyXtc(Candidates& c, const XtcParams& p, Workspace&, const StageContext&
   if (full) {
     // Ban the others in place; the row stays a lazy full row. Its new max is
     // the kept top choice (everything else left is below t).
+    float* row = MutableRow(c);
     for (size_t i = 0; i < len; ++i) {
-      if (v[i] >= t && i != last) c.row[i] = -INFINITY;
+      if (row[i] >= t && i != last) row[i] = -INFINITY;
     }
     c.row_max = last_logit;
     c.row_finite -= removed;

@@ -1,5 +1,6 @@
 // The same seed gives the same tokens natively (the C++ library, built by
-// CMake with Highway's dynamic dispatch: AVX2/AVX-512 here) and in wasm: a
+// CMake with every attainable Highway target: each one this CPU can run --
+// AVX-512, AVX2, SSE4, SSSE3, scalar -- is pinned in turn) and in wasm: a
 // stateful mixed chain over 1000 steps, token by token.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -35,8 +36,10 @@ function cliArgs(o) {
   return args;
 }
 
-test('native and wasm draw the same 1000 tokens for the same seed (mixed chains)', () => {
+test('native (every SIMD target) and wasm draw the same 1000 tokens for the same seed (mixed chains)', () => {
   assert.ok(existsSync(tool), `${tool} missing: run scripts/build.sh (npm test does)`);
+  const targets = execFileSync(tool, ['--targets'], { encoding: 'utf8' }).trim().split(/\s+/);
+  assert.ok(targets.length >= 1 && targets[0] !== '', 'no native target listed');
   const dir = mkdtempSync(join(tmpdir(), 'bd-parity-'));
   try {
     const logits = llmRow(8192, rng(77), 0.9);
@@ -44,15 +47,17 @@ test('native and wasm draw the same 1000 tokens for the same seed (mixed chains)
     writeFileSync(rowFile, Buffer.from(logits.buffer));
     let compared = 0;
     for (const o of CHAINS) {
-      const native = execFileSync(tool, [rowFile, '1000', ...cliArgs(o)], { encoding: 'utf8' })
-        .trim().split('\n').map(Number);
       const s = bd.createSampler(o);
       const wasm = Array.from({ length: 1000 }, () => s.sample(logits).token);
       s.dispose();
-      assert.deepEqual(wasm, native, JSON.stringify(o));
-      compared += native.length;
+      for (const target of targets) {
+        const native = execFileSync(tool, [rowFile, '1000', ...cliArgs(o), `target=${target}`],
+          { encoding: 'utf8' }).trim().split('\n').map(Number);
+        assert.deepEqual(wasm, native, `${target}: ${JSON.stringify(o)}`);
+        compared += native.length;
+      }
     }
-    console.log(`# ${compared} tokens identical natively and in wasm over ${CHAINS.length} chains`);
+    console.log(`# ${compared} tokens identical natively (${targets.join(', ')}) and in wasm over ${CHAINS.length} chains`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -4,12 +4,18 @@
 #include <doctest/doctest.h>
 
 #include <cfloat>
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
+#include "kernels/blocks.h"
+#include "kernels/exp_f64.h"
+#include "kernels/histogram.h"
+#include "kernels/moments.h"
 #include "kernels/row_scan.h"
 #include "kernels/softmax.h"
 #include "kernels/target_name.h"
@@ -142,6 +148,228 @@ TEST_CASE("CountAtLeast / GatherAtLeast match a scalar filter") {
       }
       // Only the documented slack past the count may be touched.
       for (size_t j = got + bd::kCompressSlack; j < ids.size(); ++j) REQUIRE(ids[j] == -7);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The order-fixed arithmetic (exp-inl.h, exp_f64.h, virtual_lanes-inl.h):
+// scalar twins of the exact float operations, compared bit for bit.
+namespace {
+
+// ExpF32's operations, one float at a time (compiled -ffp-contract=off).
+float ExpF32Twin(float x) {
+  if (x < -87.0f) return 0.0f;
+  x = std::min(std::max(x, -87.5f), 88.0f);
+  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = x - n * 0.693359375f;
+  r = r + n * 2.12194440e-4f;
+  const float c[] = {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f};
+  float p = 1.0f / 5040.0f;
+  for (float k : c) p = p * r + k;
+  const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23;
+  float two_n;
+  std::memcpy(&two_n, &bits, sizeof(two_n));
+  return p * two_n;
+}
+
+// The virtual-lane sum of term(i) over [0, n): 16 float lanes per 256-block,
+// each in index order, the fixed tree, then blocks in double.
+template <class Term>
+double VirtualLaneTwin(size_t n, Term term, std::vector<float>* block_sums = nullptr) {
+  double total = 0.0;
+  for (size_t b = 0; b < n; b += 256) {
+    float lanes[16] = {0};
+    for (size_t i = b; i < std::min(n, b + 256); ++i) lanes[(i - b) % 16] += term(i);
+    for (size_t w = 8; w >= 1; w /= 2) {
+      for (size_t j = 0; j < w; ++j) lanes[j] = lanes[j] + lanes[j + w];
+    }
+    if (block_sums) block_sums->push_back(lanes[0]);
+    total += lanes[0];
+  }
+  return total;
+}
+
+}  // namespace
+
+TEST_CASE("ExpF32 equals its scalar twin bit for bit, within 2 ulp of exp") {
+  std::vector<float> x;
+  for (float v = -90.0f; v <= 88.0f; v += 0.01237f) x.push_back(v);
+  for (float v : {-kInf, -87.0f, -86.99999f, -87.00001f, 0.0f, -0.0f, -1e-30f, -0.34657359f,
+                  0.34657359f, -0.3465736f, 88.0f})
+    x.push_back(v);
+  std::vector<float> out(x.size());
+  bd::ExpWrite(x.data(), x.size(), 0.0f, 1.0f, out.data());
+  double worst_ulp = 0.0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float twin = ExpF32Twin(x[i]);
+    REQUIRE(std::memcmp(&out[i], &twin, sizeof(float)) == 0);
+    if (x[i] >= -87.0f) {
+      const double e = std::exp(static_cast<double>(x[i]));
+      const double ulp = std::ldexp(1.0, std::ilogb(e) - 23);
+      worst_ulp = std::max(worst_ulp, std::fabs(out[i] - e) / ulp);
+    } else {
+      REQUIRE(out[i] == 0.0f);  // flushed, never NaN (-inf included)
+    }
+  }
+  MESSAGE("ExpF32 worst error: " << worst_ulp << " ulp");
+  CHECK(worst_ulp <= 2.0);
+}
+
+TEST_CASE("ExpF64 is within 2 ulp of exp, and 0 below its floor") {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(-708.0, 709.0);
+  double worst_ulp = 0.0;
+  for (int i = 0; i < 200000; ++i) {
+    const double x = i < 100000 ? u(rng) : u(rng) * 1e-3;
+    const double got = bd::ExpF64(x);
+    const long double e = std::exp(static_cast<long double>(x));
+    const double ulp = std::ldexp(1.0, std::ilogb(static_cast<double>(e)) - 52);
+    worst_ulp = std::max(worst_ulp, static_cast<double>(std::fabs(got - e) / ulp));
+  }
+  MESSAGE("ExpF64 worst error: " << worst_ulp << " ulp");
+  CHECK(worst_ulp <= 2.0);
+  CHECK(bd::ExpF64(0.0) == 1.0);
+  CHECK(bd::ExpF64(-kInf) == 0.0);
+  CHECK(bd::ExpF64(-708.5) == 0.0);
+}
+
+TEST_CASE("ExpSum / ExpBlockSums / ExpMoments / BandSum / FiniteMoments equal their virtual-lane twins bit for bit") {
+  std::mt19937_64 rng(12);
+  for (size_t n : Lengths()) {
+    std::vector<float> row = RandomRow(n, rng, 0.05);
+    float max = -kInf;
+    for (float x : row) max = std::max(max, x);
+    if (max == -kInf) max = 0.0f;
+    for (float scale : {1.0f, 0.7f}) {
+      auto e = [&](size_t i) { return ExpF32Twin((row[i] - max) * scale); };
+      std::vector<float> want_blocks;
+      const double want = VirtualLaneTwin(n, e, &want_blocks);
+      CHECK(bd::ExpSum(row.data(), n, max, scale) == want);
+      std::vector<float> blocks(bd::NumBlocks(n) + 1, -1.0f);
+      CHECK(bd::ExpBlockSums(row.data(), n, max, scale, blocks.data()) == want);
+      for (size_t b = 0; b < want_blocks.size(); ++b) REQUIRE(blocks[b] == want_blocks[b]);
+      std::vector<float> out(n + 1);
+      CHECK(bd::ExpWrite(row.data(), n, max, scale, out.data()) == want);
+      const bd::ExpMomentSums m = bd::ExpMoments(row.data(), n, max, scale, nullptr);
+      CHECK(m.sum_e == want);
+      CHECK(m.sum_ex == VirtualLaneTwin(n, [&](size_t i) {
+              const float y = std::max((row[i] - max) * scale, -110.0f);
+              return ExpF32Twin(y) * y;
+            }));
+      const float lo = -1.0f, hi = 2.0f;
+      const bd::BandTotals band = bd::BandSum(row.data(), out.data(), n, lo, hi);
+      CHECK(band.sum_w == VirtualLaneTwin(n, [&](size_t i) {
+              return row[i] >= lo && row[i] <= hi ? out[i] : 0.0f;
+            }));
+      size_t in_band = 0;
+      for (float x : row) in_band += x >= lo && x <= hi;
+      CHECK(band.count == in_band);
+    }
+    const bd::FiniteMomentSums f = bd::FiniteMoments(row.data(), n, 0.5f);
+    auto dx = [&](size_t i) { return row[i] >= -FLT_MAX ? row[i] - 0.5f : 0.0f; };
+    if (n <= 256) {
+      // Small inputs: float64, one by one.
+      double s1 = 0.0, s2 = 0.0;
+      for (size_t i = 0; i < n; ++i) {
+        s1 += dx(i);
+        s2 += static_cast<double>(dx(i)) * dx(i);
+      }
+      CHECK(f.sum_d == s1);
+      CHECK(f.sum_d2 == s2);
+    } else {
+      CHECK(f.sum_d == VirtualLaneTwin(n, dx));
+      CHECK(f.sum_d2 == VirtualLaneTwin(n, [&](size_t i) { return dx(i) * dx(i); }));
+    }
+  }
+}
+
+TEST_CASE("ScanRow: finite count and block maxima match a scalar scan") {
+  std::mt19937_64 rng(13);
+  for (size_t n : Lengths()) {
+    std::vector<float> row = RandomRow(n, rng, 0.3);
+    if (n > 600) std::fill(row.begin() + 256, row.begin() + 512, -kInf);  // an all -inf block
+    if (n > 3) row[n / 3] = std::nanf("");
+    std::vector<float> blocks(bd::NumBlocks(n) + 1, 7.0f);
+    const bd::RowScan s = bd::ScanRow(row.data(), n, blocks.data());
+    size_t finite = 0;
+    for (float x : row) finite += x >= -FLT_MAX;
+    CHECK(s.finite == finite);
+    CHECK(s.has_nan == (n > 3));
+    for (size_t b = 0; b < bd::NumBlocks(n); ++b) {
+      float want = -kInf;
+      for (size_t i = b * 256; i < std::min(n, b * 256 + 256); ++i) {
+        if (row[i] == row[i]) want = std::max(want, row[i]);
+      }
+      REQUIRE(blocks[b] == want);
+    }
+    CHECK(blocks[bd::NumBlocks(n)] == 7.0f);  // nothing written past the blocks
+    if (n > 0) {
+      // FindFirstEqual through the block maxima: the lowest index of the max.
+      const size_t a = rng() % n;
+      row[a] = 50.0f;
+      if (a + 300 < n) row[a + 300] = 50.0f;
+      bd::ScanRow(row.data(), n, blocks.data());
+      CHECK(bd::FindFirstEqual(row.data(), n, 50.0f, blocks.data()) == a);
+    }
+  }
+}
+
+TEST_CASE("CountAtLeast / GatherAtLeast with block maxima equal the full passes") {
+  std::mt19937_64 rng(14);
+  for (size_t n : Lengths()) {
+    std::vector<float> row = RandomRow(n, rng, 0.2);
+    std::vector<float> blocks(bd::NumBlocks(n) + 1);
+    bd::ScanRow(row.data(), n, blocks.data());
+    for (float t : {-kInf, -FLT_MAX, -1.0f, 0.0f, 5.0f, 8.0f, 100.0f, std::nanf("")}) {
+      CHECK(bd::CountAtLeast(row.data(), n, t, blocks.data()) == bd::CountAtLeast(row.data(), n, t));
+      std::vector<int32_t> ids_a(n + bd::kCompressSlack), ids_b(n + bd::kCompressSlack);
+      std::vector<float> v_a(n + bd::kCompressSlack), v_b(n + bd::kCompressSlack);
+      const size_t a = bd::GatherAtLeast(row.data(), n, t, ids_a.data(), v_a.data(), blocks.data());
+      const size_t b = bd::GatherAtLeast(row.data(), n, t, ids_b.data(), v_b.data());
+      REQUIRE(a == b);
+      for (size_t j = 0; j < a; ++j) {
+        REQUIRE(ids_a[j] == ids_b[j]);
+        REQUIRE(v_a[j] == v_b[j]);
+      }
+    }
+  }
+}
+
+TEST_CASE("MassHistogram: masses and counts per bucket; BucketThreshold splits exactly at bucket k") {
+  std::mt19937_64 rng(15);
+  for (size_t n : {size_t{1}, size_t{100}, size_t{5000}, size_t{40000}}) {
+    std::vector<float> row = RandomRow(n, rng, 0.05);
+    float max = -kInf;
+    for (float x : row) max = std::max(max, x);
+    for (float temp : {1.0f, 0.3f}) {
+      const float inv_width = static_cast<float>(bd::kMassBuckets / (104.0 * temp));
+      std::vector<float> e(n);
+      for (size_t i = 0; i < n; ++i) e[i] = static_cast<float>(std::exp((row[i] - max) / temp));
+      std::vector<double> mass(bd::kMassBuckets, -1.0);
+      std::vector<uint32_t> count(bd::kMassBuckets, 99);
+      bd::MassHistogram(row.data(), e.data(), n, max, inv_width, mass.data(), count.data());
+      std::vector<double> want_mass(bd::kMassBuckets, 0.0);
+      std::vector<uint32_t> want_count(bd::kMassBuckets, 0);
+      for (size_t i = 0; i < n; ++i) {
+        const double x = std::floor(static_cast<double>((max - row[i]) * inv_width));
+        const size_t j = x < bd::kMassBuckets - 1 ? static_cast<size_t>(x) : bd::kMassBuckets - 1;
+        want_mass[j] += e[i];
+        ++want_count[j];
+      }
+      for (size_t j = 0; j < bd::kMassBuckets; ++j) {
+        REQUIRE(mass[j] == want_mass[j]);
+        REQUIRE(count[j] == want_count[j]);
+      }
+      for (uint32_t k : {1u, 2u, 17u, 300u, 4095u}) {
+        const float t = bd::BucketThreshold(max, inv_width, k);
+        size_t below_k = 0, at_least_t = 0;
+        for (uint32_t j = 0; j < k; ++j) below_k += want_count[j];
+        for (float x : row) at_least_t += x >= t;
+        REQUIRE(below_k == at_least_t);
+        // t is the smallest such float: the next float down is outside.
+        CHECK_FALSE((max - std::nextafter(t, -kInf)) * inv_width < static_cast<float>(k));
+      }
     }
   }
 }

@@ -70,7 +70,7 @@ const STAGE_SWITCHES = {
   bregman: (o) => o.bregman !== undefined && o.bregman !== null,
 };
 const ARRAYS = ['history', 'banned_tokens', 'allowed_tokens', 'dry_sequence_breakers'];
-const OTHER = ['seed', 'step', 'bregman', 'logit_bias', 'samplers', 'logprobs', 'return_distribution'];
+const OTHER = ['seed', 'step', 'bregman', 'logit_bias', 'samplers', 'logprobs', 'return_distribution', 'sorted'];
 const KNOWN = new Set([...Object.keys(SCALARS), ...ARRAYS, ...OTHER]);
 const BREGMAN_KNOWN = new Set(['divergence', 'alpha', 'lambda', 'k', 'k_min', 'k_max']);
 
@@ -223,6 +223,10 @@ export function createApi(M, entropy32) {
       if (typeof o[name] !== 'boolean') throw new TypeError(`${name} must be a boolean, got ${typeof o[name]}`);
       slots[slot] = o[name] ? 1 : 0;
     }
+    if (o.sorted !== undefined) {
+      if (typeof o.sorted !== 'boolean') throw new TypeError(`sorted must be a boolean, got ${typeof o.sorted}`);
+      slots[M.SLOT_UNSORTED] = o.sorted ? 0 : 1;
+    }
     if (o.mirostat !== undefined && o.mirostat !== 0 && o.mirostat !== 2) {
       throw new RangeError(`mirostat must be 0 (off) or 2 (Mirostat v2), got ${o.mirostat}`);
     }
@@ -328,7 +332,32 @@ export function createApi(M, entropy32) {
       throw new RangeError(`logits: length ${logits.length} exceeds the largest vocabulary (${M.MAX_VOCAB})`);
     }
   }
+  // The zero-copy input: a view of the module's own input row (inputBuffer).
+  let inputView = null;
+  function inputBuffer(vocab) {
+    live();
+    checkInteger('vocab', vocab, 1);
+    if (vocab > M.MAX_VOCAB) {
+      throw new RangeError(`vocab: ${vocab} exceeds the largest vocabulary (${M.MAX_VOCAB})`);
+    }
+    // inputPtr may grow memory (and move the row): read the heap after it.
+    const ptr = raw.inputPtr(vocab);
+    if (inputView === null || inputView.buffer !== M.HEAPF32.buffer ||
+        inputView.byteOffset !== ptr || inputView.length !== vocab) {
+      inputView = new Float32Array(M.HEAPF32.buffer, ptr, vocab);
+    }
+    return inputView;
+  }
   function writeLogits(logits) {
+    if (logits === inputView) {
+      // Already in place: no copy. A view whose memory grew under it is
+      // detached (length 0): say so rather than decode an empty row.
+      if (logits.buffer !== M.HEAPF32.buffer) {
+        throw new RangeError('logits is a stale inputBuffer() view (the wasm memory grew): ' +
+          'call inputBuffer(vocab) again before writing the row');
+      }
+      return;
+    }
     // inputPtr may grow memory: read the heap view only after it.
     const ptr = raw.inputPtr(logits.length);
     M.HEAPF32.set(logits, ptr >>> 2);
@@ -531,6 +560,15 @@ export function createApi(M, entropy32) {
     maxVocab: M.MAX_VOCAB,
     decode: guarded('decode', decode),
     sample: guarded('sample', sample),
+    /**
+     * Zero copy: a Float32Array of `vocab` floats inside the module's memory.
+     * Write a row into it and pass it to decode/sample (or a sampler): the
+     * call reads it in place, without the copy into the heap, and never
+     * modifies it. Call inputBuffer(vocab) again before writing each row: it
+     * returns the same view unless the module's memory grew (which detaches
+     * every earlier view) or vocab changed; a stale view throws RangeError.
+     */
+    inputBuffer: guarded('inputBuffer', inputBuffer),
     createSampler: guarded('createSampler', createSampler),
     decodeBatch: guarded('decodeBatch', (logits, vocab, perRow) => batch('decode', logits, vocab, perRow)),
     sampleBatch: guarded('sampleBatch', (logits, vocab, perRow) => batch('sample', logits, vocab, perRow)),

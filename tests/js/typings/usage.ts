@@ -52,3 +52,16 @@ async function extensions(): Promise<void> {
   void lp; void top; void d; void rows; void dists; void c;
 }
 void extensions;
+
+// Zero copy: write the row into the module's own input view.
+async function zeroCopy(): Promise<void> {
+  const bd = await load();
+  const view: Float32Array = bd.inputBuffer(32000);
+  view.fill(0);
+  const s: Sample = bd.sample(view, { seed: 1 });
+  void s;
+  bd.decode(view, { top_p: 0.9, sorted: false });
+  // @ts-expect-error vocab is a number
+  bd.inputBuffer('32000');
+}
+void zeroCopy;

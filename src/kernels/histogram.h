@@ -1,0 +1,25 @@
+// Mass histogram over logit buckets: one pass that replaces a bisection's
+// dozen mass passes when a cut by cumulative mass (top-p) must be found in a
+// large set. Bucket j holds the entries with floor((max - v) * inv_width) == j
+// (the last bucket also everything beyond, -inf included): bucket 0 holds the
+// largest logits, and bucket order is logit order. Scalar, in index order:
+// the same sums on every target.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace bd {
+
+constexpr size_t kMassBuckets = 4096;
+
+// mass[j] = sum of e_i and count[j] = number of entries in bucket j
+// (j < kMassBuckets; both arrays are overwritten).
+void MassHistogram(const float* v, const float* e, size_t n, float max, float inv_width,
+                   double* mass, uint32_t* count);
+
+// The smallest float v with (max - v) * inv_width < k (computed exactly as the
+// histogram does), so {entries with bucket < k} = {v >= it}. 1 <= k.
+float BucketThreshold(float max, float inv_width, uint32_t k);
+
+}  // namespace bd

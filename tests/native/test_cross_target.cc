@@ -1,0 +1,328 @@
+// Bit-identical draws on every SIMD target. Natively every attainable
+// Highway target (scalar, SSSE3, SSE4, AVX2, AVX-512 on x86) is forced in
+// turn (hwy::SetSupportedTargetsForTest) and must give the same bits: kernel
+// outputs, 10^4-step stateful mixed chains (Bregman's q included) and rows
+// built to put the uniform within about one float ulp of a CDF boundary. The
+// same suite compiled to wasm (the WASM target) must reproduce the pinned
+// hashes below, so native and wasm agree by construction, not by luck.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <hwy/targets.h>
+
+#include "decoder.h"
+#include "kernels/blocks.h"
+#include "kernels/exp_f64.h"
+#include "kernels/moments.h"
+#include "kernels/row_scan.h"
+#include "kernels/softmax.h"
+#include "kernels/target_name.h"
+#include "rng.h"
+#include "sampler_state.h"
+
+namespace {
+
+struct Fnv {
+  uint64_t h = 1469598103934665603ull;
+  void Bytes(const void* p, size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  }
+  template <class T>
+  void Add(T v) { Bytes(&v, sizeof(v)); }
+};
+
+// Runs f once per target this build can run here (one on wasm), restoring
+// normal dispatch afterwards; returns the target names.
+template <class F>
+std::vector<std::string> ForEachTarget(F f) {
+  std::vector<std::string> names;
+#if defined(__EMSCRIPTEN__)
+  names.push_back(bd::KernelTargetName());
+  f();
+#else
+  for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    names.push_back(bd::KernelTargetName());
+    f();
+  }
+  hwy::SetSupportedTargetsForTest(0);
+#endif
+  return names;
+}
+
+// LLM-like logits from integer hashing, +, *, / and sqrt only (correctly
+// rounded everywhere): std::log and std::normal_distribution differ between
+// libstdc++/glibc and libc++/musl, and the row must be the same bits in wasm.
+std::vector<float> LlmRow(size_t v, uint64_t seed, double s) {
+  std::vector<float> row(v);
+  for (size_t i = 0; i < v; ++i) {
+    const uint64_t h = bd::Mix64(seed * 0x9E3779B97F4A7C15ull + i);
+    const double rank = static_cast<double>(h % v) + 1.0;
+    const double noise = static_cast<double>((h >> 20) % 1000) / 1000.0 - 0.5;
+    row[i] = static_cast<float>(-s * std::sqrt(rank) + 0.6 * noise);
+  }
+  return row;
+}
+
+uint64_t KernelHash(const std::vector<float>& row) {
+  Fnv h;
+  const size_t n = row.size();
+  std::vector<float> blocks(bd::NumBlocks(n) + 1), out(n);
+  const bd::RowScan s = bd::ScanRow(row.data(), n, blocks.data());
+  h.Add(s.max);
+  h.Add(static_cast<uint64_t>(s.finite));
+  h.Bytes(blocks.data(), bd::NumBlocks(n) * sizeof(float));
+  for (float scale : {1.0f, 1.3f, 0.25f}) {
+    h.Add(bd::ExpBlockSums(row.data(), n, s.max, scale, blocks.data()));
+    h.Bytes(blocks.data(), bd::NumBlocks(n) * sizeof(float));
+    h.Add(bd::ExpWrite(row.data(), n, s.max, scale, out.data()));
+    h.Bytes(out.data(), n * sizeof(float));
+    const bd::ExpMomentSums m = bd::ExpMoments(row.data(), n, s.max, scale, nullptr);
+    h.Add(m.sum_e);
+    h.Add(m.sum_ex);
+    const bd::BandTotals b = bd::BandSum(row.data(), out.data(), n, s.max - 3.0f, s.max);
+    h.Add(b.sum_w);
+    h.Add(static_cast<uint64_t>(b.count));
+  }
+  const bd::FiniteMomentSums f = bd::FiniteMoments(row.data(), n, -4.0f);
+  h.Add(f.sum_d);
+  h.Add(f.sum_d2);
+  return h.h;
+}
+
+bd::DecodeOptions Chain(int which) {
+  bd::DecodeOptions o;
+  o.seed = 100 + which;
+  switch (which) {
+    case 0: o.temperature = 0.8f; o.top_k = 40; o.top_p = 0.95f; o.min_p = 0.02f; break;
+    case 1:
+      o.penalties.repetition = 1.3f; o.penalties.frequency = 0.2f; o.penalties.presence = 0.1f;
+      o.penalties.last_n = 32; o.top_k = 100; o.temperature = 1.1f;
+      break;
+    case 2: o.typical.p = 0.9f; o.xtc.probability = 0.5f; o.xtc.threshold = 0.05f; o.temperature = 0.9f; break;
+    case 3: o.dry.multiplier = 0.8f; o.dry.allowed_length = 2; o.no_repeat_ngram.size = 3; o.min_p = 0.05f; break;
+    case 4: o.mirostat_enabled = true; o.mirostat.tau = 4.0f; o.mirostat.eta = 0.2f; break;
+    case 5: o.epsilon.epsilon = 3e-4f; o.eta.eta = 1e-3f; o.top_n_sigma.n = 2.0f; o.dynatemp.range = 0.5f; break;
+    case 6:
+      o.top_k = 200; o.bregman_enabled = true;
+      o.bregman.divergence = bd::BregmanDivergence::kPrimal; o.bregman.alpha = 1.5; o.bregman.lambda = 2e-3;
+      break;
+    case 7:
+      o.bregman_enabled = true; o.bregman.divergence = bd::BregmanDivergence::kDual;
+      o.bregman.alpha = 2.0; o.bregman.lambda = 1e-3; o.penalties.repetition = 1.2f;
+      break;
+    case 8: o.temperature = 1.0f; break;                // softmax + draw over the whole row
+    case 9: o.top_p = 0.9f; o.temperature = 3.0f; break;  // a large nucleus
+    default: break;
+  }
+  o.dynatemp.temperature = o.temperature;
+  return o;
+}
+constexpr int kChains = 10;
+
+// 10^4 steps of each chain, the row nudged each step (so the draws walk many
+// different CDFs); one hash per chain.
+std::vector<uint64_t> ChainHashes(size_t steps) {
+  const std::vector<float> base = LlmRow(1200, 77, 0.9);
+  std::vector<uint64_t> hashes;
+  bd::Decoder dec;
+  std::vector<float> row(base.size());
+  for (int c = 0; c < kChains; ++c) {
+    const bd::DecodeOptions o = Chain(c);
+    bd::SamplerState state;
+    state.Reset(o.mirostat);
+    Fnv h;
+    for (size_t s = 0; s < steps; ++s) {
+      for (size_t i = 0; i < row.size(); ++i) {
+        // 32-bit arithmetic on purpose: size_t is 32 bits in wasm.
+        const uint32_t k = static_cast<uint32_t>(i) * 2654435761u + static_cast<uint32_t>(s) * 40503u;
+        row[i] = base[i] + 0.25f * static_cast<float>((k >> 7) % 17) / 17.0f;
+      }
+      REQUIRE(dec.Sample(row.data(), row.size(), o, &state) == bd::StatusCode::kOk);
+      h.Add(dec.token());
+    }
+    hashes.push_back(h.h);
+  }
+  return hashes;
+}
+
+// ExpF32's scalar twin (as in test_kernels.cc) for the boundary construction.
+float ExpTwin(float x) {
+  if (x < -87.0f) return 0.0f;
+  x = std::min(std::max(x, -87.5f), 88.0f);
+  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = x - n * 0.693359375f;
+  r = r + n * 2.12194440e-4f;
+  const float c[] = {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f};
+  float p = 1.0f / 5040.0f;
+  for (float k : c) p = p * r + k;
+  const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23;
+  float two_n;
+  std::memcpy(&two_n, &bits, sizeof(two_n));
+  return p * two_n;
+}
+
+// The documented draw, written plainly: block sums in the virtual-lane
+// layout, the first index whose running sum exceeds u * Z.
+struct TwinDraw {
+  int32_t token;
+  double gap;  // |u Z - nearest CDF boundary| / Z
+};
+TwinDraw DrawTwin(const std::vector<float>& row, float max, float scale, double u) {
+  const size_t n = row.size();
+  std::vector<float> e(n), bs;
+  for (size_t i = 0; i < n; ++i) e[i] = ExpTwin((row[i] - max) * scale);
+  double z = 0.0;
+  for (size_t b = 0; b < n; b += 256) {
+    float lanes[16] = {0};
+    for (size_t i = b; i < std::min(n, b + 256); ++i) lanes[(i - b) % 16] += e[i];
+    for (size_t w = 8; w >= 1; w /= 2)
+      for (size_t j = 0; j < w; ++j) lanes[j] = lanes[j] + lanes[j + w];
+    bs.push_back(lanes[0]);
+    z += lanes[0];
+  }
+  const double target = u * z;
+  double cum = 0.0;
+  size_t b = 0;
+  for (; b < bs.size(); ++b) {
+    if (bs[b] > 0.0f && cum + bs[b] > target) break;
+    cum += bs[b];
+  }
+  REQUIRE(b < bs.size());
+  double gap = std::fabs(target - cum);
+  int32_t pick = -1;
+  for (size_t i = b * 256; i < std::min(n, b * 256 + 256); ++i) {
+    if (!(e[i] > 0.0f)) continue;
+    pick = static_cast<int32_t>(i);
+    cum += e[i];
+    gap = std::min(gap, std::fabs(target - cum));
+    if (cum > target) break;
+  }
+  return TwinDraw{pick, gap / z};
+}
+
+// A row whose CDF has a boundary at token `split` placed as close to u as
+// float logits allow: tokens [0, split) at logit a, the rest at 0, with a
+// chosen among the floats near log(u / (1 - u) * (n - split) / split) to
+// minimise the distance of u * Z to the boundary.
+std::vector<float> BoundaryRow(size_t n, size_t split, float scale, double u, double* gap) {
+  std::vector<float> row(n, 0.0f);
+  // log(ratio) by bisection on ExpF64 (std::log may differ across libms).
+  const double ratio = u / (1.0 - u) * (n - split) / split;
+  double lo = -60.0, hi = 60.0;
+  for (int k = 0; k < 80; ++k) {
+    const double mid = 0.5 * (lo + hi);
+    (bd::ExpF64(mid) < ratio ? lo : hi) = mid;
+  }
+  float a = static_cast<float>(lo / scale);
+  float best_a = a;
+  double best = 1e300;
+  for (int k = 0; k < 64; ++k) {
+    for (size_t i = 0; i < split; ++i) row[i] = a;
+    const float max = std::max(a, 0.0f);
+    const std::vector<float> at(row);
+    // Boundary after token split - 1: the mass of [0, split) vs u * Z.
+    std::vector<float> e(n);
+    double z = 0.0, cum = 0.0;
+    for (size_t b = 0; b < n; b += 256) {
+      float lanes[16] = {0};
+      for (size_t i = b; i < std::min(n, b + 256); ++i) {
+        e[i] = ExpTwin((row[i] - max) * scale);
+        lanes[(i - b) % 16] += e[i];
+      }
+      for (size_t w = 8; w >= 1; w /= 2)
+        for (size_t j = 0; j < w; ++j) lanes[j] = lanes[j] + lanes[j + w];
+      z += lanes[0];
+      if (b + 256 <= split) cum += lanes[0];
+    }
+    for (size_t i = split / 256 * 256; i < split; ++i) cum += e[i];
+    const double d = std::fabs(u * z - cum) / z;
+    if (d < best) {
+      best = d;
+      best_a = a;
+    }
+    a = std::nextafter(a, (u * z > cum) ? HUGE_VALF : -HUGE_VALF);
+  }
+  for (size_t i = 0; i < split; ++i) row[i] = best_a;
+  *gap = best;
+  return row;
+}
+
+}  // namespace
+
+// Pinned: the same numbers natively (every target) and in wasm.
+constexpr uint64_t kKernelHash = 5452597266628170043ull;
+constexpr uint64_t kChainHash = 11254400588115174623ull;
+constexpr uint64_t kBoundaryHash = 7009216884854271275ull;
+
+TEST_CASE("every target: kernel outputs are bit-identical (and pinned for wasm)") {
+  const std::vector<float> row = LlmRow(5003, 5, 1.1);
+  std::vector<uint64_t> got;
+  const auto names = ForEachTarget([&] { got.push_back(KernelHash(row)); });
+  std::string list;
+  for (const auto& n : names) list += n + " ";
+  MESSAGE("targets: " << list << " kernel hash " << got[0]);
+#if !defined(__EMSCRIPTEN__) && (defined(__x86_64__) || defined(_M_X64))
+  CHECK(names.size() >= 2);  // at least the best target and scalar
+  CHECK(names.back() == std::string("SCALAR"));
+#endif
+  for (size_t t = 1; t < got.size(); ++t) CHECK_MESSAGE(got[t] == got[0], names[t]);
+  CHECK(got[0] == kKernelHash);
+}
+
+TEST_CASE("every target: 10^4 steps of ten mixed stateful chains draw the same tokens") {
+  std::vector<std::vector<uint64_t>> got;
+  const auto names = ForEachTarget([&] { got.push_back(ChainHashes(10000)); });
+  Fnv all;
+  for (uint64_t h : got[0]) all.Add(h);
+  std::string per_chain;
+  for (uint64_t h : got[0]) per_chain += std::to_string(h % 100000) + " ";
+  MESSAGE("chain hash " << all.h << " over " << names.size() << " target(s); per chain (mod 1e5): "
+                        << per_chain);
+  for (size_t t = 1; t < got.size(); ++t) CHECK_MESSAGE(got[t] == got[0], names[t]);
+  CHECK(all.h == kChainHash);
+}
+
+TEST_CASE("every target: uniforms within about one float ulp of a CDF boundary") {
+  // For each step, a row puts UniformDraw(seed, step) next to a boundary
+  // (inside a block, at a block's end, in the row's last partial block).
+  const size_t n = 1000;
+  const size_t splits[] = {100, 256, 300, 512, 777, 999};
+  std::vector<std::vector<int32_t>> got;
+  double worst_gap = 0.0;
+  const auto names = ForEachTarget([&] {
+    bd::Decoder dec;
+    std::vector<int32_t> tokens;
+    for (uint64_t step = 0; step < 600; ++step) {
+      bd::DecodeOptions o;
+      o.seed = 9;
+      o.step = step;
+      o.temperature = step % 3 == 0 ? 1.0f : 0.7f;
+      const float scale = static_cast<float>(1.0 / o.temperature);
+      const double u = bd::UniformDraw(o.seed, step);
+      double gap = 0.0;
+      const std::vector<float> row = BoundaryRow(n, splits[step % 6], scale, u, &gap);
+      worst_gap = std::max(worst_gap, gap);
+      REQUIRE(dec.Sample(row.data(), n, o) == bd::StatusCode::kOk);
+      const float max = *std::max_element(row.begin(), row.end());
+      const TwinDraw want = DrawTwin(row, max, scale, u);
+      REQUIRE_MESSAGE(dec.token() == want.token, "step " << step);
+      tokens.push_back(dec.token());
+    }
+    got.push_back(tokens);
+  });
+  MESSAGE("largest distance of u to the built boundary: " << worst_gap << " (relative to Z)");
+  CHECK(worst_gap < 1e-6);
+  Fnv h;
+  for (int32_t t : got[0]) h.Add(t);
+  for (size_t t = 1; t < got.size(); ++t) CHECK_MESSAGE(got[t] == got[0], names[t]);
+  CHECK(h.h == kBoundaryHash);
+}
