@@ -77,8 +77,9 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   // root when F is convex (alpha < 2) and left of it when concave (alpha > 2),
   // so Newton from there converges monotonically.
   double nu0 = 0.0;
-  StartFrom(hint, slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0, &nu0, &hi);
-  const double nu = SafeguardedNewton(eval, 0.0, hi, nu0);
+  double lo = 0.0;
+  StartFrom(hint, slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0, &nu0, &lo, &hi);
+  const double nu = SafeguardedNewton(eval, lo, hi, nu0);
   if (hint != nullptr) hint->value = nu;
 
   const double shift = b * nu;
