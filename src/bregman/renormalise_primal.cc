@@ -18,6 +18,46 @@
 
 namespace bd {
 namespace bregman_detail {
+namespace {
+
+// How (1 + x)^{1/b} - 1 is evaluated inside the Newton iterations (x > -1).
+// The exponents of the common alphas have algebraic forms, several times
+// cheaper than expm1(log1p(x) / b) and free of cancellation:
+//   1/b = +-m (alpha = 1 -+ 1/m, m = 2..4: 0.5, 2/3, 0.75, 4/3, 1.25):
+//     (1 + x)^m - 1 = x * sum_{j<m} (1 + x)^j, and for -m divide by -(1+x)^m;
+//   b = 2 (alpha = 3): sqrt(1 + x) - 1 = x / (1 + sqrt(1 + x)).
+struct RatioMap {
+  int m = 0;            // |1/b| when it is an integer in 2..4, else 0
+  bool inverse = false; // 1/b = -m
+  bool root = false;    // b = 2
+  double b = 0.0;
+
+  explicit RatioMap(double b_in) : b(b_in) {
+    root = b == 2.0;
+    for (int mm = 2; mm <= 4; ++mm) {
+      if (b * mm == 1.0) m = mm;
+      if (b * mm == -1.0) {
+        m = mm;
+        inverse = true;
+      }
+    }
+  }
+
+  double operator()(double x) const {
+    if (root) return x / (1.0 + std::sqrt(1.0 + x));
+    if (m == 0) return std::expm1(std::log1p(x) / b);
+    const double y = 1.0 + x;
+    double power = 1.0, series = 1.0;  // y^j, sum_{i<=j} y^i
+    for (int j = 1; j < m; ++j) {
+      power *= y;
+      series += power;
+    }
+    const double up = x * series;  // y^m - 1
+    return inverse ? -up / (power * y) : up;
+  }
+};
+
+}  // namespace
 
 double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
                                 double rem, double* q, double* scratch,
@@ -49,6 +89,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   double hi = b > 0.0 ? std::pow(static_cast<double>(k), -b) / b
                       : min_pow_b / (-b);
 
+  const RatioMap ratio_minus_one(b);
   auto eval = [&](double nu, double* f, double* df) {
     double sum = -rem;
     double slope = 0.0;
@@ -56,7 +97,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
     for (size_t i = 0; i < k; ++i) {
       const double pb = pow_b[i];
       if (pb == 0.0 || pb == HUGE_VAL) continue;
-      const double ratio_m1 = std::expm1(std::log1p(shift / pb) / b);  // q/p - 1
+      const double ratio_m1 = ratio_minus_one(shift / pb);  // q/p - 1
       const double qi = p[i] + p[i] * ratio_m1;
       sum += p[i] * ratio_m1;
       slope += qi / (pb + shift);  // q^{2-alpha} = q * q^{-b}
