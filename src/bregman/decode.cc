@@ -81,8 +81,8 @@ class PerK {
     }
     // Telescoped: the zeroing costs of p_(k+2..) cancel, so no tail sums.
     // (Solve returns a cache slot that the next solve may reuse: copy.)
-    const double r_k = Solve(k).cost;
-    const double r_next = Solve(k + 1).cost;
+    const double r_k = Solve(k, true).cost;
+    const double r_next = Solve(k + 1, true).cost;
     return r_k - r_next + ZeroCost(divergence_, alpha_, p_next);
   }
 
@@ -92,7 +92,7 @@ class PerK {
   // multiplier (see Sigma below). It sandwiches the gains,
   // tau_{k-1} >= sigma_k >= tau_k, so one fixed-support solve per probe
   // decides the search up to one step. For 1 <= k <= n with p_(k) > 0.
-  double Sigma(size_t k) { return Solve(k).sigma; }
+  double Sigma(size_t k) { return Solve(k, false).sigma; }
 
  private:
   // Prefix sums interleaved in ws.scratch: [2i] = sum_{j<i} p_j and
@@ -133,26 +133,35 @@ class PerK {
   // The fixed-support solve of support k, remembered in a small cache (the
   // search revisits its neighbours). Bounds and a start for the multiplier
   // come from the cached supports nearest below and above (nu is
-  // nonincreasing in k).
-  const Solved& Solve(size_t k) {
+  // nonincreasing in k). Without need_cost only nu and the last q are
+  // computed (a probe's sigma); pricing a cached probe later reuses its nu,
+  // so Newton stops after one pass.
+  const Solved& Solve(size_t k, bool need_cost) {
     const Solved* below = nullptr;
     const Solved* above = nullptr;
-    for (const Solved& c : cache_) {
+    Solved* same = nullptr;
+    for (Solved& c : cache_) {
       if (c.k == 0) continue;
-      if (c.k == k) return c;
+      if (c.k == k) same = &c;
       if (c.k < k && (below == nullptr || c.k > below->k)) below = &c;
       if (c.k > k && (above == nullptr || c.k < above->k)) above = &c;
     }
+    if (same != nullptr && (!need_cost || !std::isnan(same->cost))) return *same;
     EnsureSize(ws_.q, k);
     EnsureSize(ws_.scratch, k);
     Multiplier nu;
-    if (below != nullptr && below->k > 1) nu.upper = below->nu;
-    if (above != nullptr) nu.lower = above->nu;
-    if (nu.upper > 0.0 && nu.lower > 0.0) {
-      // nu_k is smooth in k: interpolate linearly between the neighbours.
-      const double t = static_cast<double>(k - below->k) /
-                       static_cast<double>(above->k - below->k);
-      nu.start = nu.upper + (nu.lower - nu.upper) * t;
+    nu.last_only = !need_cost;
+    if (same != nullptr) {
+      nu.upper = nu.lower = nu.start = same->nu;
+    } else {
+      if (below != nullptr && below->k > 1) nu.upper = below->nu;
+      if (above != nullptr) nu.lower = above->nu;
+      if (nu.upper > 0.0 && nu.lower > 0.0) {
+        // nu_k is smooth in k: interpolate linearly between the neighbours.
+        const double t = static_cast<double>(k - below->k) /
+                         static_cast<double>(above->k - below->k);
+        nu.start = nu.upper + (nu.lower - nu.upper) * t;
+      }
     }
     const double* p = Probs(k);
     Solved out;
@@ -160,6 +169,12 @@ class PerK {
     out.cost = Renormalise(divergence_, alpha_, p, k, ws_.q.data(), ws_.scratch.data(), &nu);
     out.nu = nu.value;
     out.sigma = ConjugateGain(p[k - 1], ws_.q[k - 1], k == 1, &out.nu);
+    if (same != nullptr) {
+      // Keep the probe's own nu and sigma: the decisions already taken on
+      // them stay consistent.
+      same->cost = out.cost;
+      return *same;
+    }
     Solved& slot = cache_[next_slot_];
     next_slot_ = (next_slot_ + 1) % kCacheSize;
     slot = out;

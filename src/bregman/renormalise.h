@@ -22,6 +22,10 @@ struct Multiplier {
   double lower = 0.0;  // in: a lower bound on nu (0: none)
   double start = 0.0;  // in: a starting point inside the bounds, or 0 for none
   double value = 0.0;  // out: nu (0 for the closed forms and for rem = 0)
+  // in: the general solvers write only q[k-1] and return NaN instead of the
+  // cost (a search probe needs the multiplier and the last q, and pricing
+  // every coordinate costs several transcendental calls each).
+  bool last_only = false;
 };
 
 // BregmanRenormalise with an optional hint (may be null).

@@ -134,18 +134,19 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   if (hint != nullptr) hint->value = nu;
 
   const double nu_root = std::pow(nu, 1.0 / b);
+  const bool last_only = hint != nullptr && hint->last_only;
   double cost = 0.0;
-  for (size_t i = 0; i < k; ++i) {
+  for (size_t i = last_only ? k - 1 : 0; i < k; ++i) {
     if (p[i] > 0.0) {
       const double delta = Increment(inner, alpha, p[i], p_pow[i], nu, nu_root);
       q[i] = p[i] + delta;
-      cost += DivergenceByLogRatio(alpha, q[i], -std::log1p(delta / p[i]));
+      if (!last_only) cost += DivergenceByLogRatio(alpha, q[i], -std::log1p(delta / p[i]));
     } else {
       q[i] = nu_root;
       cost += DivergenceToZero(alpha, nu_root);  // d(0, q)
     }
   }
-  return cost;
+  return last_only ? NAN : cost;
 }
 
 }  // namespace bregman_detail

@@ -125,8 +125,9 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
 
   const double shift = b * nu;
   const double zero_mass = gaining > 0 ? std::pow(shift, 1.0 / b) : 0.0;
+  const bool last_only = hint != nullptr && hint->last_only;
   double cost = 0.0;
-  for (size_t i = 0; i < k; ++i) {
+  for (size_t i = last_only ? k - 1 : 0; i < k; ++i) {
     const double pb = pow_b[i];
     if (pb == HUGE_VAL) {  // p = 0, alpha < 1
       q[i] = 0.0;
@@ -136,10 +137,10 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
     } else {
       const double log_ratio = std::log1p(shift / pb) / b;
       q[i] = p[i] + p[i] * std::expm1(log_ratio);
-      cost += p[i] * pb * ScaledDivergence(alpha, log_ratio);  // p^alpha g(L)
+      if (!last_only) cost += p[i] * pb * ScaledDivergence(alpha, log_ratio);  // p^alpha g(L)
     }
   }
-  return cost;
+  return last_only ? NAN : cost;
 }
 
 }  // namespace bregman_detail
