@@ -163,6 +163,7 @@ class PerK {
         nu.start = nu.upper + (nu.lower - nu.upper) * t;
       }
     }
+    nu.powers = Powers(k);
     const double* p = Probs(k);
     Solved out;
     out.k = k;
@@ -179,6 +180,21 @@ class PerK {
     next_slot_ = (next_slot_ + 1) % kCacheSize;
     slot = out;
     return slot;
+  }
+
+  // The general solvers' per-coordinate powers of p (one pow each), kept for
+  // every support the search solves: p^{alpha-1} primal, p^{2-alpha} dual.
+  const double* Powers(size_t k) {
+    if (k > powered_) {
+      EnsureSize(ws_.powers, k);
+      const double* p = Probs(k);
+      const bool primal = divergence_ == BregmanDivergence::kPrimal;
+      for (size_t i = powered_; i < k; ++i) {
+        ws_.powers[i] = primal ? PrimalPower(p[i], alpha_ - 1.0) : DualPower(p[i], alpha_);
+      }
+      powered_ = k;
+    }
+    return ws_.powers.data();
   }
 
   // sigma_k = psi_k(mu_k) of the Lagrangian proof of convexity (spec 5.2):
@@ -208,6 +224,7 @@ class PerK {
   const size_t n_;
   bool have_sums_ = false;
   size_t built_ = 0;  // prefix sums are valid for i <= built_
+  size_t powered_ = 0;  // ws.powers is valid for i < powered_
   Solved cache_[kCacheSize];
   int next_slot_ = 0;
 };

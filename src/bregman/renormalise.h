@@ -26,7 +26,22 @@ struct Multiplier {
   // cost (a search probe needs the multiplier and the last q, and pricing
   // every coordinate costs several transcendental calls each).
   bool last_only = false;
+  // in: the per-coordinate powers of p[0..k) the solver needs (PrimalPower /
+  // DualPower below), computed once by the caller for all the supports it
+  // solves; null: the solver computes them (one pow per coordinate).
+  const double* powers = nullptr;
 };
+
+// p^b, b = alpha - 1, as the primal solver stores it: 0^b is 0 for alpha > 1
+// (the token gains (b nu)^{1/b}) and +inf for alpha < 1 (q stays 0).
+inline double PrimalPower(double p, double b) {
+  if (p > 0.0) return std::pow(p, b);
+  return b > 0.0 ? 0.0 : HUGE_VAL;
+}
+// p^{2-alpha} (0 for p = 0), the dual's small-increment scale.
+inline double DualPower(double p, double alpha) {
+  return p > 0.0 ? std::pow(p, 2.0 - alpha) : 0.0;
+}
 
 // BregmanRenormalise with an optional hint (may be null).
 double Renormalise(BregmanDivergence divergence, double alpha, const double* p,

@@ -94,12 +94,15 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
                       : alpha == 3.0 ? Inner::kCubic
                                      : Inner::kGeneral;
   const double b = alpha - 1.0;
-  double* p_pow = scratch;  // p^{2-alpha} (0 for p = 0)
+  // p^{2-alpha} (0 for p = 0): the caller's when it has them.
+  const double* pre = hint != nullptr ? hint->powers : nullptr;
   double slope_at_zero = 0.0;
   for (size_t i = 0; i < k; ++i) {
-    p_pow[i] = p[i] > 0.0 ? std::pow(p[i], 2.0 - alpha) : 0.0;
-    slope_at_zero += p_pow[i];
+    const double pw = pre != nullptr ? pre[i] : DualPower(p[i], alpha);
+    if (pre == nullptr) scratch[i] = pw;
+    slope_at_zero += pw;
   }
+  const double* p_pow = pre != nullptr ? pre : scratch;
 
   // d delta / d nu = 1 / h'(q) = delta / (nu (1 + (alpha-2) theta)), from
   // h'(q) = q^{alpha-3} ((alpha-1) q - (alpha-2) p) and q^{alpha-2} delta = nu.

@@ -67,21 +67,18 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   // (not p^{-b}) so that a tiny p with large alpha underflows to 0 and is
   // treated as the zero-probability token it effectively is, instead of
   // overflowing.
-  double* pow_b = scratch;
+  const double* pre = hint != nullptr ? hint->powers : nullptr;
   double slope_at_zero = 0.0;  // F'(0) over the positive p: sum p_i^{2-alpha}
   double min_pow_b = HUGE_VAL;
   size_t gaining = 0;  // tokens with p^b == 0 (alpha > 1): they get (b nu)^{1/b}
   for (size_t i = 0; i < k; ++i) {
-    if (p[i] > 0.0) {
-      pow_b[i] = std::pow(p[i], b);
-      if (pow_b[i] > 0.0) slope_at_zero += p[i] / pow_b[i];
-    } else {
-      // 0^b: 0 for alpha > 1; for alpha < 1 phi'(0) = -inf pins q at 0.
-      pow_b[i] = b > 0.0 ? 0.0 : HUGE_VAL;
-    }
-    if (pow_b[i] == 0.0) ++gaining;
-    min_pow_b = std::min(min_pow_b, pow_b[i]);
+    const double pb = pre != nullptr ? pre[i] : PrimalPower(p[i], b);
+    if (pre == nullptr) scratch[i] = pb;
+    if (p[i] > 0.0 && pb > 0.0) slope_at_zero += p[i] / pb;
+    if (pb == 0.0) ++gaining;
+    min_pow_b = std::min(min_pow_b, pb);
   }
+  const double* pow_b = pre != nullptr ? pre : scratch;
   const double gaining_d = static_cast<double>(gaining);
 
   // Bracket (spec 3.1): alpha > 1: at nu = k^{-b}/b every q_i >= 1/k.
