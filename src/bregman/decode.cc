@@ -94,6 +94,14 @@ class PerK {
   // decides the search up to one step. For 1 <= k <= n with p_(k) > 0.
   double Sigma(size_t k) { return Solve(k, false).sigma; }
 
+  // A hint for the final solve of support k: the cached powers only (the
+  // same values the solver would compute). Not the search's multiplier: the
+  // adaptive q must be bit-identical to the fixed-k q of the same support,
+  // whatever path the search took.
+  void HintFor(size_t k, Multiplier* nu) {
+    if (kind_ == TauKind::kGeneral) nu->powers = Powers(k);
+  }
+
  private:
   // Prefix sums interleaved in ws.scratch: [2i] = sum_{j<i} p_j and
   // [2i+1] = sum_{j<i} sqrt(p_j) (the latter only for alpha = 1.5), built
@@ -229,6 +237,65 @@ class PerK {
   int next_slot_ = 0;
 };
 
+// FirstDone for the predicate stop(k) || sigma_{k+1} <= lambda, with the
+// bisection replaced by a safeguarded interpolation: sigma decays smoothly,
+// close to a power of k, so the crossing interpolated in log sigma against
+// log k lands within a few supports of it; a bisection step follows whenever
+// an interpolation step failed to halve the interval, so the probe count is
+// never above twice the bisection's.
+template <class Stop>
+size_t FirstSigmaDone(PerK& per_k, const Stop& stop, double lambda, size_t k_lo,
+                      size_t k_hi) {
+  double sigma_bad = 0.0, sigma_good = 0.0;  // sigma_{k+1} at the ends (0: none)
+  auto done = [&](size_t k, double* sigma) {
+    *sigma = 0.0;
+    if (stop(k)) return true;
+    *sigma = per_k.Sigma(k + 1);
+    return *sigma <= lambda;
+  };
+  double sigma = 0.0;
+  if (done(k_lo, &sigma)) return k_lo;
+  size_t bad = k_lo;
+  sigma_bad = sigma;
+  size_t good = k_hi;
+  for (size_t step = 1;; step *= 2) {
+    const size_t probe = k_hi - k_lo > 2 * step - 1 ? k_lo + 2 * step - 1 : k_hi;
+    if (done(probe, &sigma)) {
+      good = probe;
+      sigma_good = sigma;
+      break;
+    }
+    bad = probe;
+    sigma_bad = sigma;
+  }
+  bool interpolate = true;
+  while (good - bad > 1) {
+    const size_t width = good - bad;
+    size_t mid = bad + width / 2;
+    if (interpolate && sigma_good > 0.0 && sigma_bad > lambda && lambda > 0.0) {
+      // log sigma linear in log(k + 1) between the ends.
+      const double x0 = std::log(static_cast<double>(bad + 1));
+      const double x1 = std::log(static_cast<double>(good + 1));
+      const double y0 = std::log(sigma_bad), y1 = std::log(sigma_good);
+      const double t = (y0 - std::log(lambda)) / (y0 - y1);
+      const double guess = std::exp(x0 + t * (x1 - x0)) - 1.0;
+      if (guess > static_cast<double>(bad) && guess < static_cast<double>(good)) {
+        // Round towards the nearer end's side of the crossing, inside (bad, good).
+        mid = std::min(good - 1, std::max(bad + 1, static_cast<size_t>(guess)));
+      }
+    }
+    if (done(mid, &sigma)) {
+      good = mid;
+      sigma_good = sigma;
+    } else {
+      bad = mid;
+      sigma_bad = sigma;
+    }
+    interpolate = !interpolate || 2 * (good - bad) <= width;
+  }
+  return good;
+}
+
 // Smallest k in [k_lo, k_hi] with tau_k <= lambda, where k >= npos (all the
 // positive mass kept) counts as satisfied and k_hi is returned if none is.
 // tau is nonincreasing in k (discrete convexity, spec 5.2), so the predicate
@@ -287,8 +354,7 @@ size_t AdaptiveK(PerK& per_k, double lambda, size_t k_lo, size_t k_hi) {
   if (!per_k.General()) return FirstDone(done, k_lo, k_hi);
 
   constexpr double kSlack = 1e-9;  // relative: far above the rounding of sigma
-  const size_t j = FirstDone(
-      [&](size_t k) { return stop(k) || per_k.Sigma(k + 1) <= lambda; }, k_lo, k_hi);
+  const size_t j = FirstSigmaDone(per_k, stop, lambda, k_lo, k_hi);
   size_t k;
   if (done(j)) {
     k = j;
@@ -332,12 +398,14 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
     return result;
   }
   const bool adaptive = params.fixed_k == 0;
+  Multiplier hint;  // from the search, for the final solve
   size_t k;
   if (adaptive) {
     const size_t k_lo = std::min(std::max<size_t>(1, params.k_min), n);
     const size_t k_hi = std::max(k_lo, std::min(params.k_max, n));
     PerK per_k(params, probs, ws);
     k = AdaptiveK(per_k, params.lambda, k_lo, k_hi);
+    per_k.HintFor(k, &hint);
   } else {
     k = std::min(params.fixed_k, n);
   }
@@ -347,8 +415,8 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
   const double* p = probs.Prefix(k);
   double kept = 0.0;
   for (size_t i = 0; i < k; ++i) kept += p[i];
-  const double in_support = BregmanRenormalise(params.divergence, params.alpha, p,
-                                               k, ws.q.data(), ws.scratch.data());
+  const double in_support = Renormalise(params.divergence, params.alpha, p, k,
+                                        ws.q.data(), ws.scratch.data(), &hint);
   ws.q.resize(k);  // shrinking keeps the capacity
   result.k = k;
   result.objective = in_support + TailCost(params, probs, k, kept);
