@@ -77,6 +77,7 @@ struct BregmanResult {
 struct BregmanWorkspace {
   std::vector<double> q;        // renormalised support, sorted order
   std::vector<double> scratch;  // solver temporaries
+  std::vector<double> powers;   // per-coordinate powers of p for the search
 };
 
 // Decodes one distribution. q (k values, aligned with the sorted prefix,

@@ -80,11 +80,26 @@ class PerK {
         break;
     }
     // Telescoped: the zeroing costs of p_(k+2..) cancel, so no tail sums.
-    // R_{k+1} starts from nu_k, an upper bound on its multiplier.
-    double nu_k = 0.0;
-    const double r_k = InSupport(k, 0.0, &nu_k);
-    const double r_next = InSupport(k + 1, nu_k, nullptr);
+    // (Solve returns a cache slot that the next solve may reuse: copy.)
+    const double r_k = Solve(k, true).cost;
+    const double r_next = Solve(k + 1, true).cost;
     return r_k - r_next + ZeroCost(divergence_, alpha_, p_next);
+  }
+
+  bool General() const { return kind_ == TauKind::kGeneral; }
+
+  // sigma_k: the conjugate value of the k-th kept coordinate at the support-k
+  // multiplier (see Sigma below). It sandwiches the gains,
+  // tau_{k-1} >= sigma_k >= tau_k, so one fixed-support solve per probe
+  // decides the search up to one step. For 1 <= k <= n with p_(k) > 0.
+  double Sigma(size_t k) { return Solve(k, false).sigma; }
+
+  // A hint for the final solve of support k: the cached powers only (the
+  // same values the solver would compute). Not the search's multiplier: the
+  // adaptive q must be bit-identical to the fixed-k q of the same support,
+  // whatever path the search took.
+  void HintFor(size_t k, Multiplier* nu) {
+    if (kind_ == TauKind::kGeneral) nu->powers = Powers(k);
   }
 
  private:
@@ -116,33 +131,98 @@ class PerK {
     return SqrtPrimalCost(c, root_sum, k);
   }
 
-  // R_k by a fixed-support solve, remembering the last two (the search
-  // revisits R_{k+1} as the next probe's R_k). nu_upper: an upper bound on
-  // the multiplier (0: none); nu_out: the multiplier found.
-  double InSupport(size_t k, double nu_upper, double* nu_out) {
-    for (const Cached& c : cache_) {
-      if (c.k == k) {
-        if (nu_out) *nu_out = c.nu;
-        return c.cost;
-      }
+  struct Solved {
+    size_t k = 0;        // 0: empty slot
+    double cost = 0.0;   // R_k
+    double nu = 0.0;     // multiplier of support k
+    double sigma = 0.0;  // see Sigma()
+  };
+
+  // The fixed-support solve of support k, remembered in a small cache (the
+  // search revisits its neighbours). Bounds and a start for the multiplier
+  // come from the cached supports nearest below and above (nu is
+  // nonincreasing in k). Without need_cost only nu and the last q are
+  // computed (a probe's sigma); pricing a cached probe later reuses its nu,
+  // so Newton stops after one pass.
+  const Solved& Solve(size_t k, bool need_cost) {
+    const Solved* below = nullptr;
+    const Solved* above = nullptr;
+    Solved* same = nullptr;
+    for (Solved& c : cache_) {
+      if (c.k == 0) continue;
+      if (c.k == k) same = &c;
+      if (c.k < k && (below == nullptr || c.k > below->k)) below = &c;
+      if (c.k > k && (above == nullptr || c.k < above->k)) above = &c;
     }
+    if (same != nullptr && (!need_cost || !std::isnan(same->cost))) return *same;
     EnsureSize(ws_.q, k);
     EnsureSize(ws_.scratch, k);
     Multiplier nu;
-    nu.upper = nu_upper;
-    const double cost = Renormalise(divergence_, alpha_, Probs(k), k, ws_.q.data(),
-                                    ws_.scratch.data(), &nu);
-    cache_[next_slot_] = {k, cost, nu.value};
-    next_slot_ ^= 1;
-    if (nu_out) *nu_out = nu.value;
-    return cost;
+    nu.last_only = !need_cost;
+    if (same != nullptr) {
+      nu.upper = nu.lower = nu.start = same->nu;
+    } else {
+      if (below != nullptr && below->k > 1) nu.upper = below->nu;
+      if (above != nullptr) nu.lower = above->nu;
+      if (nu.upper > 0.0 && nu.lower > 0.0) {
+        // nu_k is smooth in k: interpolate linearly between the neighbours.
+        const double t = static_cast<double>(k - below->k) /
+                         static_cast<double>(above->k - below->k);
+        nu.start = nu.upper + (nu.lower - nu.upper) * t;
+      }
+    }
+    nu.powers = Powers(k);
+    const double* p = Probs(k);
+    Solved out;
+    out.k = k;
+    out.cost = Renormalise(divergence_, alpha_, p, k, ws_.q.data(), ws_.scratch.data(), &nu);
+    out.nu = nu.value;
+    out.sigma = ConjugateGain(p[k - 1], ws_.q[k - 1], k == 1, &out.nu);
+    if (same != nullptr) {
+      // Keep the probe's own nu and sigma: the decisions already taken on
+      // them stay consistent.
+      same->cost = out.cost;
+      return *same;
+    }
+    Solved& slot = cache_[next_slot_];
+    next_slot_ = (next_slot_ + 1) % kCacheSize;
+    slot = out;
+    return slot;
   }
 
-  struct Cached {
-    size_t k = 0;
-    double cost = 0.0;
-    double nu = 0.0;
-  };
+  // The general solvers' per-coordinate powers of p (one pow each), kept for
+  // every support the search solves: p^{alpha-1} primal, p^{2-alpha} dual.
+  const double* Powers(size_t k) {
+    if (k > powered_) {
+      EnsureSize(ws_.powers, k);
+      const double* p = Probs(k);
+      const bool primal = divergence_ == BregmanDivergence::kPrimal;
+      for (size_t i = powered_; i < k; ++i) {
+        ws_.powers[i] = primal ? PrimalPower(p[i], alpha_ - 1.0) : DualPower(p[i], alpha_);
+      }
+      powered_ = k;
+    }
+    return ws_.powers.data();
+  }
+
+  // sigma_k = psi_k(mu_k) of the Lagrangian proof of convexity (spec 5.2):
+  // with H_k(mu) = mu + sum_{l<=k} psi_l(mu) and mu_k its minimiser,
+  // G(k) - G(k-1) >= psi_k(mu_k) >= psi_{k+1}(mu_k) >= G(k+1) - G(k), i.e.
+  // tau_{k-1} >= sigma_k >= tau_k. At the KKT point it is
+  //   primal: d(0, q_k) (the cost of zeroing the renormalised mass);
+  //   dual:   d(p_k, 0) - d(p_k, q_k) + nu_k q_k.
+  // p, q: the k-th kept probability and its renormalised value. A support of
+  // one solves no multiplier: its dual nu is h(1) = 1 - p.
+  double ConjugateGain(double p, double q, bool single, double* nu) const {
+    if (divergence_ == BregmanDivergence::kPrimal) return DivergenceToZero(alpha_, q);
+    if (single) *nu = RemainingMass(p);
+    const double delta = q - p;
+    const double in_support =
+        delta > 0.0 ? DivergenceByLogRatio(alpha_, q, -std::log1p(delta / p)) : 0.0;
+    return DivergenceFromZero(alpha_, p) - in_support + *nu * q;
+  }
+
+  static constexpr int kCacheSize = 6;
 
   const BregmanDivergence divergence_;
   const double alpha_;
@@ -152,9 +232,69 @@ class PerK {
   const size_t n_;
   bool have_sums_ = false;
   size_t built_ = 0;  // prefix sums are valid for i <= built_
-  Cached cache_[2];
+  size_t powered_ = 0;  // ws.powers is valid for i < powered_
+  Solved cache_[kCacheSize];
   int next_slot_ = 0;
 };
+
+// FirstDone for the predicate stop(k) || sigma_{k+1} <= lambda, with the
+// bisection replaced by a safeguarded interpolation: sigma decays smoothly,
+// close to a power of k, so the crossing interpolated in log sigma against
+// log k lands within a few supports of it; a bisection step follows whenever
+// an interpolation step failed to halve the interval, so the probe count is
+// never above twice the bisection's.
+template <class Stop>
+size_t FirstSigmaDone(PerK& per_k, const Stop& stop, double lambda, size_t k_lo,
+                      size_t k_hi) {
+  double sigma_bad = 0.0, sigma_good = 0.0;  // sigma_{k+1} at the ends (0: none)
+  auto done = [&](size_t k, double* sigma) {
+    *sigma = 0.0;
+    if (stop(k)) return true;
+    *sigma = per_k.Sigma(k + 1);
+    return *sigma <= lambda;
+  };
+  double sigma = 0.0;
+  if (done(k_lo, &sigma)) return k_lo;
+  size_t bad = k_lo;
+  sigma_bad = sigma;
+  size_t good = k_hi;
+  for (size_t step = 1;; step *= 2) {
+    const size_t probe = k_hi - k_lo > 2 * step - 1 ? k_lo + 2 * step - 1 : k_hi;
+    if (done(probe, &sigma)) {
+      good = probe;
+      sigma_good = sigma;
+      break;
+    }
+    bad = probe;
+    sigma_bad = sigma;
+  }
+  bool interpolate = true;
+  while (good - bad > 1) {
+    const size_t width = good - bad;
+    size_t mid = bad + width / 2;
+    if (interpolate && sigma_good > 0.0 && sigma_bad > lambda && lambda > 0.0) {
+      // log sigma linear in log(k + 1) between the ends.
+      const double x0 = std::log(static_cast<double>(bad + 1));
+      const double x1 = std::log(static_cast<double>(good + 1));
+      const double y0 = std::log(sigma_bad), y1 = std::log(sigma_good);
+      const double t = (y0 - std::log(lambda)) / (y0 - y1);
+      const double guess = std::exp(x0 + t * (x1 - x0)) - 1.0;
+      if (guess > static_cast<double>(bad) && guess < static_cast<double>(good)) {
+        // Round towards the nearer end's side of the crossing, inside (bad, good).
+        mid = std::min(good - 1, std::max(bad + 1, static_cast<size_t>(guess)));
+      }
+    }
+    if (done(mid, &sigma)) {
+      good = mid;
+      sigma_good = sigma;
+    } else {
+      bad = mid;
+      sigma_bad = sigma;
+    }
+    interpolate = !interpolate || 2 * (good - bad) <= width;
+  }
+  return good;
+}
 
 // Smallest k in [k_lo, k_hi] with tau_k <= lambda, where k >= npos (all the
 // positive mass kept) counts as satisfied and k_hi is returned if none is.
@@ -162,12 +302,14 @@ class PerK {
 // is monotone: gallop k_lo, k_lo+1, k_lo+3, k_lo+7, ... (k = 1, 2, 4, 8, ...
 // from k_lo = 1), then bisect inside the last interval. The furthest probe is
 // below 2k*, so at most 2k* sorted probabilities are ever requested.
-size_t AdaptiveK(PerK& per_k, double lambda, size_t k_lo, size_t k_hi) {
-  auto done = [&](size_t k) {
-    if (k >= k_hi) return true;
-    if (!(per_k.Next(k) > 0.0)) return true;  // k >= npos
-    return per_k.Tau(k) <= lambda;
-  };
+size_t AdaptiveK(PerK& per_k, double lambda, size_t k_lo, size_t k_hi);
+
+// Smallest k >= k_lo with done(k), for a monotone predicate done (false ...
+// false true ... true, true at k_hi): gallop k_lo, k_lo+1, k_lo+3, k_lo+7,
+// ..., then bisect inside the last interval. The furthest probe is below
+// 2 k*, so at most 2 k* sorted probabilities are ever requested.
+template <class Done>
+size_t FirstDone(const Done& done, size_t k_lo, size_t k_hi) {
   if (done(k_lo)) return k_lo;
   size_t bad = k_lo;  // done(bad) is false
   size_t good = k_hi;
@@ -188,6 +330,44 @@ size_t AdaptiveK(PerK& per_k, double lambda, size_t k_lo, size_t k_hi) {
     }
   }
   return good;
+}
+
+// Smallest k in [k_lo, k_hi] with tau_k <= lambda, where k >= npos (all the
+// positive mass kept) counts as satisfied and k_hi is returned if none is.
+// tau is nonincreasing in k (discrete convexity, spec 5.2), so the predicate
+// is monotone.
+//
+// Closed forms price tau_k in O(1) and search on it directly. The general
+// solvers cost O(k) per support, so they search on sigma instead (one solve
+// per probe rather than two): with J the first k where sigma_{J+1} <= lambda
+// or the clamps stop, sigma_J > lambda gives tau_{J-1} > lambda (k* >= J) and
+// sigma_{J+1} <= lambda gives tau_{J+1} <= lambda (k* <= J + 1), so tau_J
+// (two supports the search has just solved) decides. The probes read the
+// same prefix as a search on tau would. Where a sigma lies within rounding
+// of lambda the sandwich is not trusted and the neighbours are priced
+// exactly.
+size_t AdaptiveK(PerK& per_k, double lambda, size_t k_lo, size_t k_hi) {
+  auto stop = [&](size_t k) {  // the clamp or all the positive mass kept
+    return k >= k_hi || !(per_k.Next(k) > 0.0);
+  };
+  auto done = [&](size_t k) { return stop(k) || per_k.Tau(k) <= lambda; };
+  if (!per_k.General()) return FirstDone(done, k_lo, k_hi);
+
+  constexpr double kSlack = 1e-9;  // relative: far above the rounding of sigma
+  const size_t j = FirstSigmaDone(per_k, stop, lambda, k_lo, k_hi);
+  size_t k;
+  if (done(j)) {
+    k = j;
+    // sigma_k > lambda (k > k_lo) proves tau_{k-1} > lambda unless near a tie.
+    while (k > k_lo && per_k.Sigma(k) <= lambda * (1.0 + kSlack) && done(k - 1)) --k;
+  } else {
+    k = j + 1;
+    // sigma_k <= lambda proves tau_k <= lambda unless near a tie.
+    if (per_k.Sigma(k) >= lambda * (1.0 - kSlack)) {
+      while (!done(k)) ++k;
+    }
+  }
+  return k;
 }
 
 // Cost of the dropped tokens p_(k+1..n).
@@ -218,12 +398,14 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
     return result;
   }
   const bool adaptive = params.fixed_k == 0;
+  Multiplier hint;  // from the search, for the final solve
   size_t k;
   if (adaptive) {
     const size_t k_lo = std::min(std::max<size_t>(1, params.k_min), n);
     const size_t k_hi = std::max(k_lo, std::min(params.k_max, n));
     PerK per_k(params, probs, ws);
     k = AdaptiveK(per_k, params.lambda, k_lo, k_hi);
+    per_k.HintFor(k, &hint);
   } else {
     k = std::min(params.fixed_k, n);
   }
@@ -233,8 +415,8 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
   const double* p = probs.Prefix(k);
   double kept = 0.0;
   for (size_t i = 0; i < k; ++i) kept += p[i];
-  const double in_support = BregmanRenormalise(params.divergence, params.alpha, p,
-                                               k, ws.q.data(), ws.scratch.data());
+  const double in_support = Renormalise(params.divergence, params.alpha, p, k,
+                                        ws.q.data(), ws.scratch.data(), &hint);
   ws.q.resize(k);  // shrinking keeps the capacity
   result.k = k;
   result.objective = in_support + TailCost(params, probs, k, kept);

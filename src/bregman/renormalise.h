@@ -4,6 +4,7 @@
 // in-support divergence; scratch holds k doubles.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 
 #include "bregman/bregman.h"
@@ -11,28 +12,57 @@
 namespace bd {
 namespace bregman_detail {
 
-// The multiplier nu of a solve, and an optional upper bound on it. The
-// decoder passes nu_k as the bound when it solves support k+1 right after k:
-// nu is nonincreasing in k (spec section 4.2), so it brackets the new root
-// and is an excellent starting point.
+// The multiplier nu of a solve, and optional bounds on it. The decoder's
+// search passes the multipliers of the supports it has already solved: nu is
+// nonincreasing in k (spec section 4.2), so a smaller support's nu bounds the
+// new root from above and a larger one's from below, and a value interpolated
+// between them is an excellent starting point.
 struct Multiplier {
   double upper = 0.0;  // in: an upper bound on nu, or 0 for none
+  double lower = 0.0;  // in: a lower bound on nu (0: none)
+  double start = 0.0;  // in: a starting point inside the bounds, or 0 for none
   double value = 0.0;  // out: nu (0 for the closed forms and for rem = 0)
+  // in: the general solvers write only q[k-1] and return NaN instead of the
+  // cost (a search probe needs the multiplier and the last q, and pricing
+  // every coordinate costs several transcendental calls each).
+  bool last_only = false;
+  // in: the per-coordinate powers of p[0..k) the solver needs (PrimalPower /
+  // DualPower below), computed once by the caller for all the supports it
+  // solves; null: the solver computes them (one pow per coordinate).
+  const double* powers = nullptr;
 };
+
+// p^b, b = alpha - 1, as the primal solver stores it: 0^b is 0 for alpha > 1
+// (the token gains (b nu)^{1/b}) and +inf for alpha < 1 (q stays 0).
+inline double PrimalPower(double p, double b) {
+  if (p > 0.0) return std::pow(p, b);
+  return b > 0.0 ? 0.0 : HUGE_VAL;
+}
+// p^{2-alpha} (0 for p = 0), the dual's small-increment scale.
+inline double DualPower(double p, double alpha) {
+  return p > 0.0 ? std::pow(p, 2.0 - alpha) : 0.0;
+}
 
 // BregmanRenormalise with an optional hint (may be null).
 double Renormalise(BregmanDivergence divergence, double alpha, const double* p,
                    size_t k, double* q, double* scratch, Multiplier* nu);
 
-// Starting point and upper end for a multiplier solve: the hint when there
-// is one, else the solver's own guess inside (0, hi).
-inline void StartFrom(const Multiplier* nu, double guess, double* x0, double* hi) {
-  if (nu != nullptr && nu->upper > 0.0 && nu->upper < *hi) {
-    *hi = nu->upper * (1.0 + 1e-12);  // rounding slack: nu_{k+1} may equal nu_k
-    *x0 = nu->upper;
-    return;
+// Bracket and starting point for a multiplier solve: the hint's bounds and
+// start when there are any, else the solver's own guess inside (lo, hi).
+// The bounds get a little rounding slack: nu_{k+1} may equal nu_k.
+inline void StartFrom(const Multiplier* nu, double guess, double* x0, double* lo,
+                      double* hi) {
+  if (nu != nullptr && nu->lower > 0.0 && nu->lower > *lo) {
+    *lo = nu->lower * (1.0 - 1e-12);
   }
-  *x0 = guess > 0.0 && guess < *hi ? guess : 0.5 * *hi;
+  if (nu != nullptr && nu->upper > 0.0 && nu->upper < *hi) {
+    *hi = nu->upper * (1.0 + 1e-12);
+    *x0 = nu->upper;
+  } else {
+    *x0 = guess > *lo && guess < *hi ? guess : (*lo > 0.0 ? std::sqrt(*lo * *hi) : 0.5 * *hi);
+  }
+  if (nu != nullptr && nu->start > *lo && nu->start < *hi) *x0 = nu->start;
+  if (!(*x0 > *lo && *x0 < *hi)) *x0 = *lo + 0.5 * (*hi - *lo);
 }
 
 // Primal, alpha != 1: q_i = (p_i^{a-1} + (a-1) nu)^{1/(a-1)} with one nu >= 0

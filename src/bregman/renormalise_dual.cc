@@ -94,12 +94,15 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
                       : alpha == 3.0 ? Inner::kCubic
                                      : Inner::kGeneral;
   const double b = alpha - 1.0;
-  double* p_pow = scratch;  // p^{2-alpha} (0 for p = 0)
+  // p^{2-alpha} (0 for p = 0): the caller's when it has them.
+  const double* pre = hint != nullptr ? hint->powers : nullptr;
   double slope_at_zero = 0.0;
   for (size_t i = 0; i < k; ++i) {
-    p_pow[i] = p[i] > 0.0 ? std::pow(p[i], 2.0 - alpha) : 0.0;
-    slope_at_zero += p_pow[i];
+    const double pw = pre != nullptr ? pre[i] : DualPower(p[i], alpha);
+    if (pre == nullptr) scratch[i] = pw;
+    slope_at_zero += pw;
   }
+  const double* p_pow = pre != nullptr ? pre : scratch;
 
   // d delta / d nu = 1 / h'(q) = delta / (nu (1 + (alpha-2) theta)), from
   // h'(q) = q^{alpha-3} ((alpha-1) q - (alpha-2) p) and q^{alpha-2} delta = nu.
@@ -128,23 +131,25 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
 
   // Without a hint, start from the first-order guess rem / F'(0).
   double nu0 = 0.0, hi = 1.0;
-  StartFrom(hint, slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0, &nu0, &hi);
-  const double nu = SafeguardedNewton(eval, 0.0, hi, nu0);
+  double lo = 0.0;
+  StartFrom(hint, slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0, &nu0, &lo, &hi);
+  const double nu = SafeguardedNewton(eval, lo, hi, nu0);
   if (hint != nullptr) hint->value = nu;
 
   const double nu_root = std::pow(nu, 1.0 / b);
+  const bool last_only = hint != nullptr && hint->last_only;
   double cost = 0.0;
-  for (size_t i = 0; i < k; ++i) {
+  for (size_t i = last_only ? k - 1 : 0; i < k; ++i) {
     if (p[i] > 0.0) {
       const double delta = Increment(inner, alpha, p[i], p_pow[i], nu, nu_root);
       q[i] = p[i] + delta;
-      cost += DivergenceByLogRatio(alpha, q[i], -std::log1p(delta / p[i]));
+      if (!last_only) cost += DivergenceByLogRatio(alpha, q[i], -std::log1p(delta / p[i]));
     } else {
       q[i] = nu_root;
       cost += DivergenceToZero(alpha, nu_root);  // d(0, q)
     }
   }
-  return cost;
+  return last_only ? NAN : cost;
 }
 
 }  // namespace bregman_detail

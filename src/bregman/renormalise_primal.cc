@@ -18,6 +18,46 @@
 
 namespace bd {
 namespace bregman_detail {
+namespace {
+
+// How (1 + x)^{1/b} - 1 is evaluated inside the Newton iterations (x > -1).
+// The exponents of the common alphas have algebraic forms, several times
+// cheaper than expm1(log1p(x) / b) and free of cancellation:
+//   1/b = +-m (alpha = 1 -+ 1/m, m = 2..4: 0.5, 2/3, 0.75, 4/3, 1.25):
+//     (1 + x)^m - 1 = x * sum_{j<m} (1 + x)^j, and for -m divide by -(1+x)^m;
+//   b = 2 (alpha = 3): sqrt(1 + x) - 1 = x / (1 + sqrt(1 + x)).
+struct RatioMap {
+  int m = 0;            // |1/b| when it is an integer in 2..4, else 0
+  bool inverse = false; // 1/b = -m
+  bool root = false;    // b = 2
+  double b = 0.0;
+
+  explicit RatioMap(double b_in) : b(b_in) {
+    root = b == 2.0;
+    for (int mm = 2; mm <= 4; ++mm) {
+      if (b * mm == 1.0) m = mm;
+      if (b * mm == -1.0) {
+        m = mm;
+        inverse = true;
+      }
+    }
+  }
+
+  double operator()(double x) const {
+    if (root) return x / (1.0 + std::sqrt(1.0 + x));
+    if (m == 0) return std::expm1(std::log1p(x) / b);
+    const double y = 1.0 + x;
+    double power = 1.0, series = 1.0;  // y^j, sum_{i<=j} y^i
+    for (int j = 1; j < m; ++j) {
+      power *= y;
+      series += power;
+    }
+    const double up = x * series;  // y^m - 1
+    return inverse ? -up / (power * y) : up;
+  }
+};
+
+}  // namespace
 
 double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
                                 double rem, double* q, double* scratch,
@@ -27,21 +67,18 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   // (not p^{-b}) so that a tiny p with large alpha underflows to 0 and is
   // treated as the zero-probability token it effectively is, instead of
   // overflowing.
-  double* pow_b = scratch;
+  const double* pre = hint != nullptr ? hint->powers : nullptr;
   double slope_at_zero = 0.0;  // F'(0) over the positive p: sum p_i^{2-alpha}
   double min_pow_b = HUGE_VAL;
   size_t gaining = 0;  // tokens with p^b == 0 (alpha > 1): they get (b nu)^{1/b}
   for (size_t i = 0; i < k; ++i) {
-    if (p[i] > 0.0) {
-      pow_b[i] = std::pow(p[i], b);
-      if (pow_b[i] > 0.0) slope_at_zero += p[i] / pow_b[i];
-    } else {
-      // 0^b: 0 for alpha > 1; for alpha < 1 phi'(0) = -inf pins q at 0.
-      pow_b[i] = b > 0.0 ? 0.0 : HUGE_VAL;
-    }
-    if (pow_b[i] == 0.0) ++gaining;
-    min_pow_b = std::min(min_pow_b, pow_b[i]);
+    const double pb = pre != nullptr ? pre[i] : PrimalPower(p[i], b);
+    if (pre == nullptr) scratch[i] = pb;
+    if (p[i] > 0.0 && pb > 0.0) slope_at_zero += p[i] / pb;
+    if (pb == 0.0) ++gaining;
+    min_pow_b = std::min(min_pow_b, pb);
   }
+  const double* pow_b = pre != nullptr ? pre : scratch;
   const double gaining_d = static_cast<double>(gaining);
 
   // Bracket (spec 3.1): alpha > 1: at nu = k^{-b}/b every q_i >= 1/k.
@@ -49,6 +86,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   double hi = b > 0.0 ? std::pow(static_cast<double>(k), -b) / b
                       : min_pow_b / (-b);
 
+  const RatioMap ratio_minus_one(b);
   auto eval = [&](double nu, double* f, double* df) {
     double sum = -rem;
     double slope = 0.0;
@@ -56,7 +94,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
     for (size_t i = 0; i < k; ++i) {
       const double pb = pow_b[i];
       if (pb == 0.0 || pb == HUGE_VAL) continue;
-      const double ratio_m1 = std::expm1(std::log1p(shift / pb) / b);  // q/p - 1
+      const double ratio_m1 = ratio_minus_one(shift / pb);  // q/p - 1
       const double qi = p[i] + p[i] * ratio_m1;
       sum += p[i] * ratio_m1;
       slope += qi / (pb + shift);  // q^{2-alpha} = q * q^{-b}
@@ -77,14 +115,16 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   // root when F is convex (alpha < 2) and left of it when concave (alpha > 2),
   // so Newton from there converges monotonically.
   double nu0 = 0.0;
-  StartFrom(hint, slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0, &nu0, &hi);
-  const double nu = SafeguardedNewton(eval, 0.0, hi, nu0);
+  double lo = 0.0;
+  StartFrom(hint, slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0, &nu0, &lo, &hi);
+  const double nu = SafeguardedNewton(eval, lo, hi, nu0);
   if (hint != nullptr) hint->value = nu;
 
   const double shift = b * nu;
   const double zero_mass = gaining > 0 ? std::pow(shift, 1.0 / b) : 0.0;
+  const bool last_only = hint != nullptr && hint->last_only;
   double cost = 0.0;
-  for (size_t i = 0; i < k; ++i) {
+  for (size_t i = last_only ? k - 1 : 0; i < k; ++i) {
     const double pb = pow_b[i];
     if (pb == HUGE_VAL) {  // p = 0, alpha < 1
       q[i] = 0.0;
@@ -94,10 +134,10 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
     } else {
       const double log_ratio = std::log1p(shift / pb) / b;
       q[i] = p[i] + p[i] * std::expm1(log_ratio);
-      cost += p[i] * pb * ScaledDivergence(alpha, log_ratio);  // p^alpha g(L)
+      if (!last_only) cost += p[i] * pb * ScaledDivergence(alpha, log_ratio);  // p^alpha g(L)
     }
   }
-  return cost;
+  return last_only ? NAN : cost;
 }
 
 }  // namespace bregman_detail

@@ -1,0 +1,104 @@
+// bd_bregman_bench: native microbenchmark of the Bregman stage against the
+// floor (copy + max + sum of exp over the row), side by side in one run.
+//   bd_bregman_bench [V] [reps] [primal|dual ALPHA TARGET_K]
+// For each (divergence, alpha) it picks lambdas that give k ~ 10, ~1000 and
+// >= V/2 on an LLM-like row (Zipf logits with noise, shuffled) and prints the
+// median time per Decode and the ratio to the floor. Timing lives here and in
+// bench/, never in the unit tests.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "decoder.h"
+#include "kernels/row_scan.h"
+#include "kernels/softmax.h"
+
+namespace {
+
+std::vector<float> LlmRow(size_t v, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<float> row(v);
+  for (size_t i = 0; i < v; ++i) {
+    const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+    row[i] = static_cast<float>(-1.1 * std::log(i + 1.0) + 0.3 * (u - 0.5));
+  }
+  for (size_t i = v; i > 1; --i) std::swap(row[i - 1], row[rng() % i]);
+  return row;
+}
+
+template <class F>
+double MedianMs(int reps, F f) {
+  std::vector<double> t;
+  for (int i = 0; i < 3; ++i) f();
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const size_t v = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 262144;
+  const int reps = argc > 2 ? std::atoi(argv[2]) : 15;
+  const std::vector<float> row = LlmRow(v, 7);
+  std::vector<float> copy(v);
+  volatile double sink = 0.0;
+  const double floor_ms = MedianMs(reps * 4, [&] {
+    std::memcpy(copy.data(), row.data(), v * sizeof(float));
+    const bd::RowScan s = bd::ScanRow(copy.data(), v);
+    sink = sink + bd::ExpSum(copy.data(), v, s.max, 1.0f);
+  });
+  bd::Decoder dec;
+  std::printf("V=%zu floor (copy+max+sum exp) %.3f ms\n", v, floor_ms);
+
+  struct Mode {
+    bool dual;
+    double alpha;
+  };
+  const Mode modes[] = {{false, 0.5}, {false, 1.5}, {false, 2.0}, {true, 1.5},
+                        {false, 0.25}, {false, 3.0}, {false, 4.0}, {true, 3.0}, {false, 1.0}};
+  const bool one = argc > 5;
+  const Mode single{one && std::strcmp(argv[3], "dual") == 0, one ? std::atof(argv[4]) : 0.0};
+  const Mode* first = one ? &single : modes;
+  const Mode* last = one ? &single + 1 : modes + sizeof(modes) / sizeof(modes[0]);
+  for (const Mode* mp = first; mp != last; ++mp) {
+    const Mode& m = *mp;
+    bd::DecodeOptions o;
+    o.bregman_enabled = true;
+    o.bregman.divergence = m.dual ? bd::BregmanDivergence::kDual : bd::BregmanDivergence::kPrimal;
+    o.bregman.alpha = m.alpha;
+    auto k_at = [&](double lambda) {
+      o.bregman.lambda = lambda;
+      dec.Decode(row.data(), v, o);
+      return dec.k();
+    };
+    std::vector<size_t> targets = {10, 1000, v / 2};
+    if (one) targets = {std::strtoul(argv[5], nullptr, 10)};
+    for (size_t target : targets) {
+      // Bisect log(lambda) for the largest lambda with k >= target.
+      double lo = 1e-300, hi = 10.0;  // k(lo) large, k(hi) = 1
+      // A TARGET_K written as a real number (1e-3, 0.5) is the lambda itself.
+      if (one && std::strpbrk(argv[5], ".e") != nullptr) lo = hi = std::atof(argv[5]);
+      for (int it = 0; it < 60 && hi / lo > 1.0001; ++it) {
+        const double mid = std::sqrt(lo * hi);
+        if (k_at(mid) >= target) lo = mid; else hi = mid;
+      }
+      const double lambda = lo;
+      const size_t k = k_at(lambda);
+      const double ms = MedianMs(reps, [&] { dec.Decode(row.data(), v, o); });
+      std::printf("%-6s alpha=%-4g lambda=%-10.4g k=%-7zu %9.3f ms  %7.1fx floor\n",
+                  m.dual ? "dual" : "primal", m.alpha, lambda, k, ms, ms / floor_ms);
+      std::fflush(stdout);
+    }
+  }
+  return sink == 12345.0;
+}
