@@ -4,6 +4,8 @@ folder layout transformers.js loads a decoder-only Llama from:
 
   models/austen-kjv-2m/config.json             LlamaForCausalLM config
   models/austen-kjv-2m/generation_config.json  neutral defaults (nothing applied twice)
+  models/austen-kjv-2m/tokenizer.json          BPE + byte fallback from tokenizer.model, encodes
+  models/austen-kjv-2m/tokenizer_config.json   like web/model/llama2.mjs
   models/austen-kjv-2m/onnx/model.onnx         input_ids, attention_mask, position_ids,
                                                past_key_values.{i}.key/value
                                                -> logits, present.{i}.key/value
@@ -151,6 +153,98 @@ class Llama(nn.Module):
         return (logits, *present)
 
 
+def read_sentencepiece(path):
+    """(piece, score, type) per id from a sentencepiece ModelProto, read from the protobuf wire format
+    (field 1: repeated SentencePiece {1: piece, 2: score, 3: type}); no sentencepiece module needed."""
+    raw = open(path, 'rb').read()
+
+    def varint(b, i):
+        r = s = 0
+        while True:
+            c = b[i]
+            i += 1
+            r |= (c & 0x7f) << s
+            s += 7
+            if c < 0x80:
+                return r, i
+
+    def fields(b):
+        i = 0
+        while i < len(b):
+            key, i = varint(b, i)
+            f, wire = key >> 3, key & 7
+            if wire == 0:
+                v, i = varint(b, i)
+            elif wire == 1:
+                v, i = b[i:i + 8], i + 8
+            elif wire == 2:
+                n, i = varint(b, i)
+                v, i = b[i:i + n], i + n
+            elif wire == 5:
+                v, i = b[i:i + 4], i + 4
+            else:
+                raise SystemExit(f'export_onnx: unexpected protobuf wire type {wire}')
+            yield f, v
+
+    pieces = []
+    for f, v in fields(raw):
+        if f == 1:
+            d = dict(fields(v))
+            pieces.append((d[1].decode('utf-8'), struct.unpack('<f', d.get(2, bytes(4)))[0], d.get(3, 1)))
+    return pieces
+
+
+def tokenizer_json(pieces):
+    """A Hugging Face tokenizer.json (BPE with byte fallback) that encodes like web/model/llama2.mjs
+    (llama2.c): a dummy-prefix space, spaces as U+2581, then merges in piece-score order. The merge
+    list is every split of every normal piece into two pieces, ranked by the merged piece's score."""
+    NORMAL, UNKNOWN, CONTROL, BYTE = 1, 2, 3, 6
+    vocab = {p: i for i, (p, _, _) in enumerate(pieces)}
+    merges = []
+    for i, (p, score, kind) in enumerate(pieces):
+        if kind != NORMAL or len(p) < 2:
+            continue
+        for cut in range(1, len(p)):
+            a, b = p[:cut], p[cut:]
+            if a in vocab and b in vocab and pieces[vocab[a]][2] == NORMAL and pieces[vocab[b]][2] == NORMAL:
+                merges.append((-score, i, vocab[a], vocab[b], a, b))
+    merges.sort()
+    special = [{'id': i, 'content': p, 'single_word': False, 'lstrip': False, 'rstrip': False,
+                'normalized': False, 'special': True}
+               for i, (p, _, kind) in enumerate(pieces) if kind in (UNKNOWN, CONTROL)]
+    bos = pieces[1][0]
+    return {
+        'version': '1.0',
+        'truncation': None,
+        'padding': None,
+        'added_tokens': special,
+        'normalizer': {'type': 'Sequence', 'normalizers': [
+            {'type': 'Prepend', 'prepend': '\u2581'},
+            {'type': 'Replace', 'pattern': {'String': ' '}, 'content': '\u2581'},
+        ]},
+        'pre_tokenizer': None,
+        'post_processor': {
+            'type': 'TemplateProcessing',
+            'single': [{'SpecialToken': {'id': bos, 'type_id': 0}}, {'Sequence': {'id': 'A', 'type_id': 0}}],
+            'pair': [{'SpecialToken': {'id': bos, 'type_id': 0}}, {'Sequence': {'id': 'A', 'type_id': 0}},
+                     {'SpecialToken': {'id': bos, 'type_id': 1}}, {'Sequence': {'id': 'B', 'type_id': 1}}],
+            'special_tokens': {bos: {'id': bos, 'ids': [1], 'tokens': [bos]}},
+        },
+        'decoder': {'type': 'Sequence', 'decoders': [
+            {'type': 'Replace', 'pattern': {'String': '\u2581'}, 'content': ' '},
+            {'type': 'ByteFallback'},
+            {'type': 'Fuse'},
+            {'type': 'Strip', 'content': ' ', 'start': 1, 'stop': 0},
+        ]},
+        'model': {
+            'type': 'BPE', 'dropout': None, 'unk_token': pieces[0][0], 'continuing_subword_prefix': None,
+            'end_of_word_suffix': None, 'fuse_unk': True, 'byte_fallback': True, 'ignore_merges': False,
+            'vocab': vocab,
+            'merges': [[a, b] for *_, a, b in merges],
+        },
+    }
+
+
 def write_json(path, obj):
     with open(path, 'w') as f:
         json.dump(obj, f, indent=2)
@@ -217,6 +311,16 @@ def main():
         'eos_token_id': 2,
         'torch_dtype': 'float32',
         'transformers.js_config': {'dtype': 'fp32'},
+    })
+    pieces = read_sentencepiece(os.path.join(folder, 'tokenizer.model'))
+    with open(os.path.join(folder, 'tokenizer.json'), 'w', encoding='utf-8') as f:
+        json.dump(tokenizer_json(pieces), f, ensure_ascii=False, separators=(',', ':'))
+    write_json(os.path.join(folder, 'tokenizer_config.json'), {
+        'tokenizer_class': 'LlamaTokenizer',
+        'bos_token': pieces[1][0], 'eos_token': pieces[2][0], 'unk_token': pieces[0][0],
+        'add_bos_token': True, 'add_eos_token': False,
+        'model_max_length': cfg['seq_len'],
+        'clean_up_tokenization_spaces': False,
     })
     # Neutral: transformers.js must not penalise, warp or truncate on its own
     # (the bregman-decoders logits processor does all of that).

@@ -5,16 +5,16 @@
 // forward pass; the generated tokens equal a plain sampler's draws on the same
 // rows with the same seed; top_p/min_p/Bregman really act (k per step equals
 // decode() on the row, and top_p/min_p's k equals a float64 reference); the
-// README's lines run verbatim; the subpath ships in the tarball, the ONNX does not.
+// README's lines run verbatim; tokenizer.json encodes like llama2.mjs; the subpath ships in the tarball, the ONNX does not.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { AutoModelForCausalLM, Tensor, env } from '@huggingface/transformers';
+import { AutoModelForCausalLM, AutoTokenizer, Tensor, env } from '@huggingface/transformers';
 import { load } from 'bregman-decoders';                                   // the package's own exports
 import { createLogitsProcessor, NEUTRAL_GENERATION_OPTIONS } from 'bregman-decoders/transformers';
-import { Llama2 } from '../../web/model/llama2.mjs';
+import { Llama2, Tokenizer } from '../../web/model/llama2.mjs';
 import { chain } from './reference.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -152,34 +152,59 @@ test('the processor leaves transformers.js one choice: 0 at the drawn token, -In
   processor.dispose();
 });
 
-test('the README\'s transformers.js lines run verbatim inside generate()', async () => {
+test('the README\'s transformers.js lines run verbatim: same tokens as a sampler over llama2.mjs', async () => {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
   const m = /<!-- transformers\.js example[^>]*-->\s*```js\n([\s\S]*?)```/.exec(readme);
   assert.ok(m, 'README has the transformers.js example');
   const lines = m[1].split('\n');
   const imports = lines.filter((l) => l.startsWith('import '));
   assert.deepEqual(imports, [
+    "import { AutoModelForCausalLM, AutoTokenizer } from '@huggingface/transformers';",
     "import { load } from 'bregman-decoders';",
     "import { createLogitsProcessor } from 'bregman-decoders/transformers';",
   ]);
   const body = lines.filter((l) => !l.startsWith('import ')).join('\n') +
-    '\nreturn { output, processor, token, logprob, k };';
+    '\nreturn { output, processor, text, token, logprob, k };';
   const AsyncFunction = (async () => {}).constructor;
-  const inputs = asInputs([PROMPTS[0]]);
-  const r = await new AsyncFunction('load', 'createLogitsProcessor', 'model', 'inputs', body)(load, createLogitsProcessor, model, inputs);
+  const r = await new AsyncFunction('AutoModelForCausalLM', 'AutoTokenizer', 'load', 'createLogitsProcessor', body)(
+    AutoModelForCausalLM, AutoTokenizer, load, createLogitsProcessor);
   const seq = r.output.tolist()[0].map(Number);
-  assert.equal(seq.length, PROMPTS[0].length + 12);
+  const tok = new Tokenizer(readFileSync(new URL('austen-kjv-2m/tokenizer.bin', `file://${MODELS}`)), V);
+  const promptText = /tokenizer\('([^']*)'\)/.exec(m[1])[1];
+  const prompt = tok.encode(promptText);
+  assert.deepEqual(seq.slice(0, prompt.length), prompt, 'the tokenizer encodes the prompt like llama2.mjs');
+  assert.equal(seq.length, prompt.length + 12);
   assert.equal(r.token, seq.at(-1));
   assert.ok(r.k >= 1 && r.k < V && r.logprob <= 0);
-  // The same draws as a plain sampler over llama2.mjs's rows (float tolerance aside, same tokens here).
-  const o = /createLogitsProcessor\(bd, (\{.*\})\);/.exec(m[1])[1];
-  const options = Function(`return ${o}`)();
-  const ref = bd.createSampler(options);
+  let text = '';
+  for (let i = prompt.length; i < seq.length; i++) text += tok.decode(seq[i - 1], seq[i]);
+  assert.ok(r.text.startsWith(promptText) && r.text.endsWith(text), `decoded ${JSON.stringify(r.text)}`);
+  // The same draws as a plain sampler over llama2.mjs's rows (its logits are within ~2e-5 of the ONNX ones).
+  const o = /createLogitsProcessor\(await load\(\), (\{.*\})\);/.exec(m[1])[1];
+  const ref = bd.createSampler(Function(`return ${o}`)());
   const net = new Llama2(weights);
-  PROMPTS[0].forEach((id) => ref.accept(id));
+  prompt.forEach((id) => ref.accept(id));
   for (let pos = 0; pos + 1 < seq.length; pos++) {
     const logits = net.forward(seq[pos], pos);
-    if (pos >= PROMPTS[0].length - 1) assert.equal(ref.sample(logits).token, seq[pos + 1], `position ${pos + 1}`);
+    if (pos >= prompt.length - 1) assert.equal(ref.sample(logits).token, seq[pos + 1], `position ${pos + 1}`);
+  }
+});
+
+test('tokenizer.json encodes the held-out text like llama2.mjs\'s Tokenizer', async () => {
+  const tokenizer = await AutoTokenizer.from_pretrained('austen-kjv-2m');
+  const tok = new Tokenizer(readFileSync(new URL('austen-kjv-2m/tokenizer.bin', `file://${MODELS}`)), V);
+  const docs = readFileSync(new URL('austen-kjv-2m/heldout.txt', `file://${MODELS}`), 'utf8').split('\0').filter(Boolean);
+  assert.ok(docs.length > 50);
+  let tokens = 0;
+  for (const d of docs) {
+    const text = d.slice(0, 400);                  // llama2.mjs's encoder is O(n^2): prefixes keep this quick
+    const want = tok.encode(text);
+    assert.deepEqual(tokenizer.encode(text), want, JSON.stringify(text.slice(0, 60)));
+    tokens += want.length;
+  }
+  assert.ok(tokens > 5000);
+  for (const s of ['', ' two  spaces', 'naïve café — “quoted”', 'Verse 3:16\n\nAnd', '\u{1F600} emoji']) {
+    assert.deepEqual(tokenizer.encode(s), tok.encode(s), JSON.stringify(s));
   }
 });
 
