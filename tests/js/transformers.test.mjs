@@ -134,6 +134,26 @@ test('top_p, min_p and Bregman act: k per step equals decode() on the row and a 
   }
 });
 
+test('with do_sample: true its top-k draw still takes the forced token; its temperature would act before the chain', async () => {
+  const o = { top_p: 0.9, bregman: { alpha: 2, lambda: 1e-3 }, seed: 21 };
+  const greedy = await run(o, { steps: 10 });
+  const processor = createLogitsProcessor(bd, o);
+  const output = await model.generate({
+    inputs: asInputs(PROMPTS), max_new_tokens: 10, do_sample: true, top_k: 50, logits_processor: [processor],
+  });
+  assert.deepEqual(output.tolist().map((r) => r.map(Number)), greedy.sequences);
+  assert.deepEqual(processor.steps, greedy.processor.steps);
+  // Why the README says to leave transformers.js's temperature unset: its warper runs before the
+  // processors, so the chain would see logits / T (and apply its own temperature on top).
+  const recorder = spy();
+  await model.generate({
+    inputs: asInputs(PROMPTS), max_new_tokens: 1, do_sample: true, temperature: 0.5,
+    logits_processor: [recorder, createLogitsProcessor(bd, o)],
+  });
+  const want = greedy.recorder.calls[0].data, got = recorder.calls[0].data;
+  for (let i = 0; i < want.length; i += 97) assert.ok(Math.abs(got[i] - want[i] / 0.5) < 1e-4, `logit ${i}`);
+});
+
 test('the processor leaves transformers.js one choice: 0 at the drawn token, -Infinity elsewhere', () => {
   const processor = createLogitsProcessor(bd, { top_k: 3, seed: 1 });
   const data = new Float32Array(2 * 6).map((_, i) => Math.sin(i));
