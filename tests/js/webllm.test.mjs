@@ -53,6 +53,23 @@ test('tsc: BregmanLogitProcessor is a WebLLM LogitProcessor; the adapters\' typi
   assert.equal(r.status, 0, r.stdout + r.stderr);
 });
 
+test('webllm_engine.mjs follows the installed WebLLM\'s order (read from its source)', () => {
+  const src = readFileSync(new URL('../../node_modules/@mlc-ai/web-llm/lib/index.js', import.meta.url), 'utf8');
+  const body = (head) => {
+    const i = src.indexOf(head);
+    assert.ok(i >= 0, `${head} in WebLLM's source`);
+    return src.slice(i, src.indexOf('\n    }\n', i));
+  };
+  const sample = body('    sampleFromRawLogits(logitsOnGPU, genConfig) {');
+  const order = ['this.logitProcessor.processLogits(', 'this.fapplyLogitBias(', 'this.fapplyPenalty(',
+    'this.fsoftmaxWithTemperature(', 'this.fsampleWithTopP('].map((c) => sample.indexOf(c));
+  assert.ok(order.every((x, i) => x > 0 && (i === 0 || x > order[i - 1])), `order in sampleFromRawLogits: ${order}`);
+  assert.match(sample, /logitsOnCPUArray = \(this\.logitsOnCPU\.toArray\(\)\);/, 'the processor gets a CPU copy');
+  assert.match(body('    commitSamplerState(sampledToken, genConfig) {'), /processSampledToken\(sampledToken\)/);
+  assert.match(body('    resetChat(keepStats = false) {'), /resetState\(\)/);
+  assert.match(body('    resetGenerationRoundState() {'), /appearedTokensFreq\.clear\(\)/);
+});
+
 test('registered in WebLLM\'s engine handler, it comes back as the engine\'s processor', () => {
   const processor = new BregmanLogitProcessor(bd, OPTIONS[0]);
   const handler = new WebWorkerMLCEngineHandler();
