@@ -80,7 +80,7 @@ export class BregmanLogitProcessor {
 
 /**
  * WebLLM generation options at which it leaves the forced row alone (they are
- * also its defaults apart from temperature, which is harmless on the forced row).
+ * also its defaults); on the forced row non-neutral values cannot change the token, only cost work.
  */
 export const NEUTRAL_GENERATION_OPTIONS = Object.freeze({
   temperature: 1,
