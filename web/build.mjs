@@ -21,6 +21,8 @@ copy(join(here, 'index.browser.mjs'), 'index.mjs');
 copy(join(here, 'index.node.mjs'), 'node.mjs');
 copy(join(here, 'index.node.cjs'), 'index.cjs');
 copy(join(here, 'index.d.ts'), 'index.d.ts');
+// Integrations (subpath exports bregman-decoders/transformers and /webllm): plain ES modules.
+for (const f of ['transformers.mjs', 'transformers.d.ts', 'webllm.mjs', 'webllm.d.ts']) copy(join(here, 'adapters', f), f);
 
 const api = readFileSync(join(here, 'src', 'api.js'), 'utf8');
 writeFileSync(join(distDir, 'api.mjs'), api);

@@ -1,0 +1,134 @@
+// bregman-decoders/transformers: a logits processor for transformers.js's
+// generate() that runs this library's whole chain (penalties, DRY, top-k/p,
+// min-p, typical, epsilon/eta, mirostat, Bregman, ...) on each row and draws
+// the token with this library's seeded draw.
+//
+// transformers.js (4.x) calls every processor as `processor(input_ids, logits)`
+// after its own processors, with `input_ids: bigint[][]` (one row per sequence,
+// the prompt and all tokens so far) and `logits` a float32 Tensor of dims
+// [batch, vocab]; then its sampler picks the token. Its sampler cannot be
+// replaced and ignores top_p/typical_p/epsilon/eta, so this processor decides
+// the token itself and leaves a row that every transformers.js sampler maps to
+// that token: 0 at the drawn token, -Infinity elsewhere (use do_sample: false).
+//
+// No import of transformers.js (or of this package): the caller passes the
+// loaded decoder instance, and logits only need the Tensor-like {data, dims}.
+
+function checkDecoder(bd) {
+  if (bd === null || typeof bd !== 'object' || typeof bd.createSampler !== 'function') {
+    throw new TypeError('bd must be a loaded bregman-decoders instance (await load())');
+  }
+}
+
+/**
+ * The processor: `(input_ids, logits) => logits`, with per-row samplers kept
+ * across steps. A row whose input_ids are not the previous call's ids plus the
+ * drawn token starts a new sequence: its sampler is reset (draw counter back
+ * to 0) and, unless `acceptPrompt` is false, fed the prompt with accept().
+ *
+ * @param {object} bd a loaded decoder (`await load()`)
+ * @param {object | object[]} options one options object for every row, or one per row
+ * @param {{ acceptPrompt?: boolean }} [adapterOptions]
+ */
+export function createLogitsProcessor(bd, options = {}, { acceptPrompt = true } = {}) {
+  checkDecoder(bd);
+  if (typeof acceptPrompt !== 'boolean') throw new TypeError('acceptPrompt must be a boolean');
+  const perRow = Array.isArray(options);
+  if (!perRow && (options === null || typeof options !== 'object')) {
+    throw new TypeError('options must be an options object or an array of them');
+  }
+  // Fail on a bad option now rather than inside generate().
+  const probe = perRow ? options.map((o) => bd.createSampler(o)) : [bd.createSampler(options)];
+  for (const s of probe) s.dispose();
+
+  /** @type {{ sampler: any, length: number, last: number }[]} */
+  let rows = [];
+  /** @type {{ token: number, logprob: number, k: number }[][]} */
+  let steps = [];
+
+  function rowOptions(r) {
+    if (!perRow) return options;
+    if (r >= options.length) {
+      throw new RangeError(`options: ${options.length} per-row entries for a batch of at least ${r + 1} rows`);
+    }
+    return options[r];
+  }
+
+  function startRow(r, ids) {
+    let row = rows[r];
+    if (row === undefined) {
+      row = rows[r] = { sampler: bd.createSampler(rowOptions(r)), length: 0, last: -1 };
+    } else {
+      row.sampler.reset();
+    }
+    steps[r] = [];
+    if (acceptPrompt) for (const id of ids) row.sampler.accept(Number(id));
+  }
+
+  function processor(input_ids, logits) {
+    if (logits === null || typeof logits !== 'object' || !(logits.data instanceof Float32Array)
+        || !Array.isArray(logits.dims) && !ArrayBuffer.isView(logits.dims)) {
+      throw new TypeError('logits must be a float32 Tensor-like {data: Float32Array, dims: [batch, vocab]}');
+    }
+    const dims = Array.from(logits.dims);
+    if (dims.length !== 2 || dims[0] * dims[1] !== logits.data.length) {
+      throw new RangeError(`logits: dims [${dims.join(', ')}] do not describe [batch, vocab] over ${logits.data.length} values`);
+    }
+    const [batch, vocab] = dims;
+    if (!Array.isArray(input_ids) || input_ids.length !== batch) {
+      throw new RangeError(`input_ids: expected ${batch} rows (the logits' batch), got ${Array.isArray(input_ids) ? input_ids.length : typeof input_ids}`);
+    }
+    for (let r = 0; r < batch; r++) {
+      const ids = input_ids[r];
+      const row = rows[r];
+      const continues = row !== undefined && ids.length === row.length + 1 && row.length > 0
+        && Number(ids[ids.length - 1]) === row.last;
+      if (!continues) startRow(r, ids);
+      const logitsRow = logits.data.subarray(r * vocab, (r + 1) * vocab);
+      const s = rows[r].sampler.sample(logitsRow);   // draws and accepts
+      steps[r].push({ token: s.token, logprob: s.logprob, k: s.k });
+      rows[r].length = ids.length;
+      rows[r].last = s.token;
+      // transformers.js's own sampler now has one choice.
+      logitsRow.fill(-Infinity);
+      logitsRow[s.token] = 0;
+    }
+    return logits;
+  }
+
+  Object.defineProperties(processor, {
+    /** Per row: one {token, logprob, k} per generated token (logprob under the processed distribution). */
+    steps: { get: () => steps, enumerable: true },
+    /** Per row: the stateful sampler (history, mirostat, draw counter). */
+    samplers: { get: () => rows.map((r) => r.sampler), enumerable: true },
+  });
+  /** Forgets every row: the next call starts new sequences. */
+  processor.reset = () => {
+    for (const r of rows) r.sampler.reset();
+    for (const r of rows) { r.length = 0; r.last = -1; }
+    steps = [];
+  };
+  /** Frees the per-row samplers. */
+  processor.dispose = () => {
+    for (const r of rows) r.sampler.dispose();
+    rows = [];
+    steps = [];
+  };
+  return processor;
+}
+
+/**
+ * transformers.js generation options that would act twice or fight the
+ * forced row: leave them unset (or at these values) when the processor runs.
+ */
+export const NEUTRAL_GENERATION_OPTIONS = Object.freeze({
+  do_sample: false,
+  temperature: 1,
+  top_k: 0,
+  top_p: 1,
+  repetition_penalty: 1,
+  no_repeat_ngram_size: 0,
+  num_beams: 1,
+});
+
+export default createLogitsProcessor;
