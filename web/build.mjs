@@ -21,6 +21,9 @@ copy(join(here, 'index.browser.mjs'), 'index.mjs');
 copy(join(here, 'index.node.mjs'), 'node.mjs');
 copy(join(here, 'index.node.cjs'), 'index.cjs');
 copy(join(here, 'index.d.ts'), 'index.d.ts');
+// The WebGPU decoder (ES module only): dist/gpu/.
+mkdirSync(join(distDir, 'gpu'), { recursive: true });
+for (const f of ['gpu_decoder.mjs', 'wgsl.mjs']) copy(join(here, 'gpu', f), join('gpu', f));
 
 const api = readFileSync(join(here, 'src', 'api.js'), 'utf8');
 writeFileSync(join(distDir, 'api.mjs'), api);

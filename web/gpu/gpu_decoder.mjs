@@ -1,0 +1,554 @@
+// createGpuDecoder: decodes logits that live in a GPUBuffer, reading back a
+// few kilobytes instead of the row. The GPU selects, exactly, the top
+// `maxCandidates` logits of the row (a radix select on order-preserving keys,
+// ties to the lower id, as the CPU orders them) plus the row's statistics; the
+// CPU then runs the package's own chain (the wasm decoder, unchanged) on a
+// "candidate row": the vocabulary-length row with the candidates (and the ids
+// the edit stages touch) at their logits and -Infinity elsewhere. A planner
+// proves, per call, that the chain's answer on that row equals its answer on
+// the whole row, or rewrites the one stage that needs the whole row's
+// normaliser (top-p) into an equivalent one, or falls back to a full readback
+// and says so. docs/webgpu.md has the argument.
+import { decoderWgsl, kChunk, kCtlWords, kPartialWords } from './wgsl.mjs';
+
+const DEFAULT_ORDER = ['logit_bias', 'penalties', 'dry', 'no_repeat_ngram', 'top_n_sigma', 'top_k',
+  'typical_p', 'top_p', 'min_p', 'xtc', 'epsilon_cutoff', 'eta_cutoff', 'temperature', 'mirostat', 'bregman'];
+const EDIT_STAGES = new Set(['logit_bias', 'penalties', 'dry', 'no_repeat_ngram']);
+// Which options switch a stage on (as in src/api.js).
+const SWITCHES = {
+  temperature: (o) => (o.temperature ?? 1) !== 1 || (o.dynatemp_range ?? 0) > 0,
+  top_k: (o) => (o.top_k ?? 0) > 0,
+  top_p: (o) => (o.top_p ?? 1) < 1,
+  min_p: (o) => (o.min_p ?? 0) > 0,
+  typical_p: (o) => (o.typical_p ?? 1) < 1,
+  epsilon_cutoff: (o) => (o.epsilon_cutoff ?? 0) > 0,
+  eta_cutoff: (o) => (o.eta_cutoff ?? 0) > 0,
+  top_n_sigma: (o) => (o.top_n_sigma ?? 0) > 0,
+  xtc: (o) => (o.xtc_probability ?? 0) > 0,
+  penalties: (o) => (o.repetition_penalty ?? 1) !== 1 || (o.frequency_penalty ?? 0) !== 0 ||
+    (o.presence_penalty ?? 0) !== 0,
+  dry: (o) => (o.dry_multiplier ?? 0) > 0,
+  no_repeat_ngram: (o) => (o.no_repeat_ngram_size ?? 0) > 0,
+  mirostat: (o) => (o.mirostat ?? 0) !== 0,
+  logit_bias: (o) => o.logit_bias != null || o.banned_tokens != null || o.allowed_tokens != null,
+  bregman: (o) => o.bregman != null,
+};
+// A sampler keeps at most this many accepted tokens (src/sampler_state.h).
+const kMaxHistory = 8192;
+// Relative margin on top-p's mass target: the GPU's normaliser and the CPU's
+// agree to about 1e-6; a boundary closer than this falls back.
+const kMassMargin = 1e-5;
+
+const isGreedy = (o) => {
+  const t = o.temperature ?? 1;
+  return typeof t === 'number' && (t === 0 || Math.fround(1 / Math.fround(t)) === Infinity);
+};
+
+function bufferUsage() {
+  const U = globalThis.GPUBufferUsage;
+  if (!U) throw new TypeError('createGpuDecoder needs WebGPU (GPUBufferUsage is not defined)');
+  return U;
+}
+
+// Ids the edit stages read or write, for one call: they are left out of the
+// GPU's selection and gathered with their logits, so the CPU applies the
+// edits itself (bit for bit as on the whole row). Returns the stages that act.
+function listedIds(o, history, vocab, order, out) {
+  const acting = new Set();
+  const add = (v) => {
+    if (v === undefined || v === null) return;
+    const it = v instanceof Map ? v.keys() : (typeof v === 'object' && !Array.isArray(v) &&
+      !ArrayBuffer.isView(v)) ? Object.keys(v) : v;
+    for (const x of it) {
+      const id = Number(x);
+      if (Number.isInteger(id) && id >= 0 && id < vocab) out.add(id);
+    }
+  };
+  for (const s of order) {
+    if (!EDIT_STAGES.has(s) || !SWITCHES[s](o)) continue;
+    if (s === 'logit_bias') {
+      add(o.logit_bias);
+      add(o.banned_tokens);
+      add(o.allowed_tokens);
+      acting.add(s);
+    } else if (history && history.length > 0) {
+      add(history);
+      acting.add(s);
+    }
+  }
+  return acting;
+}
+
+/**
+ * @param {object} bd a loaded bregman-decoders instance
+ * @param {GPUDevice} device
+ * @param {{vocab: number, maxCandidates?: number, dtype?: 'f32'|'f16'}} config
+ */
+export function createGpuDecoder(bd, device, config) {
+  if (device === null || typeof device !== 'object' || typeof device.createBuffer !== 'function') {
+    throw new TypeError('device must be a GPUDevice');
+  }
+  if (config === null || typeof config !== 'object') throw new TypeError('createGpuDecoder needs { vocab }');
+  const { vocab, maxCandidates = 1024, dtype = 'f32' } = config;
+  if (typeof vocab !== 'number') throw new TypeError('vocab must be a number');
+  if (!Number.isInteger(vocab) || vocab < 1 || vocab > 0x7fffffff) throw new RangeError(`vocab must be an integer >= 1, got ${vocab}`);
+  if (typeof maxCandidates !== 'number') throw new TypeError('maxCandidates must be a number');
+  if (!Number.isInteger(maxCandidates) || maxCandidates < 256 || maxCandidates > 65536) {
+    throw new RangeError(`maxCandidates must be an integer in [256, 65536], got ${maxCandidates}`);
+  }
+  if (dtype !== 'f32' && dtype !== 'f16') throw new RangeError(`dtype must be 'f32' or 'f16', got ${dtype}`);
+  if (dtype === 'f16' && !device.features.has('shader-f16')) {
+    throw new RangeError("dtype 'f16' needs a device created with the 'shader-f16' feature");
+  }
+  const U = bufferUsage();
+  const elemBytes = dtype === 'f16' ? 2 : 4;
+  const M = Math.min(maxCandidates, vocab);
+  const nWg = Math.ceil(vocab / kChunk);
+
+  const module = device.createShaderModule({ code: decoderWgsl(dtype) });
+  const entries = [
+    { binding: 0, visibility: 4, buffer: { type: 'read-only-storage' } },
+    { binding: 1, visibility: 4, buffer: { type: 'uniform' } },
+    { binding: 2, visibility: 4, buffer: { type: 'read-only-storage' } },
+    { binding: 3, visibility: 4, buffer: { type: 'storage' } },
+    { binding: 4, visibility: 4, buffer: { type: 'storage' } },
+    { binding: 5, visibility: 4, buffer: { type: 'storage' } },
+    { binding: 6, visibility: 4, buffer: { type: 'storage' } },
+  ];
+  const layout = device.createBindGroupLayout({ entries });
+  const pipelineLayout = device.createPipelineLayout({ bindGroupLayouts: [layout] });
+  const pipe = (entryPoint) => device.createComputePipeline({
+    layout: pipelineLayout, compute: { module, entryPoint },
+  });
+  const P = { init: pipe('init'), stats: pipe('stats'), histo: pipe('histo'), pick: pipe('pick'), compact: pipe('compact') };
+
+  const params = device.createBuffer({ size: 32, usage: U.UNIFORM | U.COPY_DST });
+  const ctl = device.createBuffer({ size: kCtlWords * 4, usage: U.STORAGE | U.COPY_SRC });
+  const hist = device.createBuffer({ size: 256 * 4, usage: U.STORAGE });
+  const partials = device.createBuffer({ size: nWg * kPartialWords * 4, usage: U.STORAGE | U.COPY_SRC });
+  let listedCap = 0, listed = null, out = null, staging = null, stagingBytes = 0;
+  // Grows the listed-id buffers (only when a call lists more ids than any
+  // before: no allocation in steady state).
+  function ensureListed(n) {
+    if (listed !== null && n <= listedCap) return;
+    listedCap = Math.max(64, n, 2 * listedCap);
+    listed?.destroy(); out?.destroy(); staging?.destroy();
+    listed = device.createBuffer({ size: listedCap * 4, usage: U.STORAGE | U.COPY_DST });
+    out = device.createBuffer({ size: (2 * M + listedCap) * 4, usage: U.STORAGE | U.COPY_SRC });
+    stagingBytes = (kCtlWords + nWg * kPartialWords + 2 * M + listedCap) * 4;
+    staging = device.createBuffer({ size: stagingBytes, usage: U.MAP_READ | U.COPY_DST });
+    bindGroups = new WeakMap();
+  }
+  let bindGroups = new WeakMap();
+  function bindGroupFor(buffer) {
+    let g = bindGroups.get(buffer);
+    if (!g) {
+      g = device.createBindGroup({
+        layout,
+        entries: [buffer, params, listed, ctl, hist, partials, out].map((b, binding) => ({ binding, resource: { buffer: b } })),
+      });
+      bindGroups.set(buffer, g);
+    }
+    return g;
+  }
+  ensureListed(64);
+
+  // Host-side scratch, reused across calls.
+  const paramWords = new ArrayBuffer(32);
+  const paramU32 = new Uint32Array(paramWords), paramF32 = new Float32Array(paramWords);
+  const candIds = new Int32Array(M), candLogits = new Float32Array(M);
+  const order = new Int32Array(M);
+  const row = new Float32Array(vocab).fill(-Infinity);  // the candidate row
+  let fullRow = null, fullStaging = null;
+  const listedSet = new Set();
+  let listedIdsArr = new Uint32Array(64), listedVals = new Float32Array(64);
+
+  const totals = { calls: 0, fallbacks: 0, bytesRead: 0, fallbackReasons: {} };
+  let queue = Promise.resolve();
+  const serial = (fn) => {
+    const p = queue.then(fn);
+    queue = p.catch(() => {});
+    return p;
+  };
+  let disposed = false;
+
+  function checkBuffer(buffer, rowIndex) {
+    if (disposed) throw new Error('this GPU decoder was disposed');
+    if (buffer === null || typeof buffer !== 'object' || typeof buffer.mapAsync !== 'function') {
+      throw new TypeError('logits must be a GPUBuffer');
+    }
+    if ((buffer.usage & U.STORAGE) === 0) throw new TypeError('logits GPUBuffer needs GPUBufferUsage.STORAGE');
+    if ((rowIndex + 1) * vocab * elemBytes > buffer.size) {
+      throw new RangeError(`logits GPUBuffer of ${buffer.size} bytes has no row ${rowIndex} of ${vocab} ${dtype}`);
+    }
+  }
+
+  // GPU: statistics and the exact top-m selection of one row; reads back
+  // only the control block, the per-workgroup partials and the candidates.
+  async function select(buffer, rowIndex, scale, ids) {
+    const nListed = ids.length;
+    ensureListed(nListed);
+    if (listedIdsArr.length < nListed) {
+      listedIdsArr = new Uint32Array(listedCap);
+      listedVals = new Float32Array(listedCap);
+    }
+    listedIdsArr.set(ids);
+    if (nListed) device.queue.writeBuffer(listed, 0, listedIdsArr, 0, nListed);
+    paramU32[0] = vocab; paramU32[1] = rowIndex * vocab; paramU32[2] = M; paramU32[3] = nListed;
+    paramF32[4] = scale; paramU32[5] = nWg; paramU32[6] = 0; paramU32[7] = 0;
+    device.queue.writeBuffer(params, 0, paramWords);
+    device.pushErrorScope('validation');
+    const enc = device.createCommandEncoder();
+    const pass = enc.beginComputePass();
+    pass.setBindGroup(0, bindGroupFor(buffer));
+    pass.setPipeline(P.init); pass.dispatchWorkgroups(1);
+    pass.setPipeline(P.stats); pass.dispatchWorkgroups(nWg);
+    for (let level = 0; level < 8; level++) {
+      pass.setPipeline(P.histo); pass.dispatchWorkgroups(nWg);
+      pass.setPipeline(P.pick); pass.dispatchWorkgroups(1);
+    }
+    pass.setPipeline(P.compact); pass.dispatchWorkgroups(nWg);
+    pass.end();
+    const partialBytes = nWg * kPartialWords * 4;
+    const outWords = 2 * M + nListed;
+    enc.copyBufferToBuffer(ctl, 0, staging, 0, kCtlWords * 4);
+    enc.copyBufferToBuffer(partials, 0, staging, kCtlWords * 4, partialBytes);
+    enc.copyBufferToBuffer(out, 0, staging, kCtlWords * 4 + partialBytes, outWords * 4);
+    device.queue.submit([enc.finish()]);
+    const gpuError = await device.popErrorScope();
+    if (gpuError) throw new Error(`WebGPU: ${gpuError.message}`);
+    const bytes = kCtlWords * 4 + partialBytes + outWords * 4;
+    await staging.mapAsync(globalThis.GPUMapMode.READ, 0, bytes);
+    const words = staging.getMappedRange(0, bytes);
+    const u = new Uint32Array(words), f = new Float32Array(words);
+    const levels = u[0], m = u[6], count = u[7];
+    // Merge the partials in float64: Z = sum_w s_w exp((m_w - max) scale).
+    let max = -Infinity, nSel = 0, flags = 0;
+    for (let w = 0; w < nWg; w++) {
+      const o = kCtlWords + w * kPartialWords;
+      if (u[o + 2] > 0) max = Math.max(max, f[o]);
+      nSel += u[o + 2];
+      flags |= u[o + 3];
+    }
+    let z = 0;
+    for (let w = 0; w < nWg; w++) {
+      const o = kCtlWords + w * kPartialWords;
+      if (u[o + 2] > 0) z += f[o + 1] * Math.exp((f[o] - max) * scale);
+    }
+    const base = kCtlWords + nWg * kPartialWords;
+    for (let i = 0; i < m; i++) {
+      candIds[i] = u[base + i];
+      candLogits[i] = f[base + M + i];
+    }
+    for (let i = 0; i < nListed; i++) listedVals[i] = f[base + 2 * M + i];
+    staging.unmap();
+    if (count !== m) throw new Error(`GPU selection wrote ${count} candidates, expected ${m}`);
+    return { m, nSel, max, z, flags, bytes, levels };
+  }
+
+  async function readFullRow(buffer, rowIndex) {
+    const bytes = vocab * elemBytes;
+    if (fullStaging === null) {
+      fullStaging = device.createBuffer({ size: Math.ceil(bytes / 4) * 4, usage: U.MAP_READ | U.COPY_DST });
+      fullRow = new Float32Array(vocab);
+    }
+    if ((buffer.usage & U.COPY_SRC) === 0) {
+      throw new TypeError('logits GPUBuffer needs GPUBufferUsage.COPY_SRC for the full-readback fallback');
+    }
+    const enc = device.createCommandEncoder();
+    enc.copyBufferToBuffer(buffer, rowIndex * bytes, fullStaging, 0, Math.ceil(bytes / 4) * 4);
+    device.queue.submit([enc.finish()]);
+    await fullStaging.mapAsync(globalThis.GPUMapMode.READ);
+    const mapped = fullStaging.getMappedRange();
+    if (dtype === 'f32') fullRow.set(new Float32Array(mapped, 0, vocab));
+    else { const h = new Uint16Array(mapped, 0, vocab); for (let i = 0; i < vocab; i++) fullRow[i] = f16ToF32(h[i]); }
+    fullStaging.unmap();
+    return bytes;
+  }
+
+  // Decides how a call is answered from the candidates (docs/webgpu.md,
+  // "Exactness"): { kind: 'exact' | 'top_p' | 'fallback', reason, temp }.
+  // Walks the chain as the CPU does, while the row is still untruncated.
+  function plan(o, chain, acting, greedy, sel) {
+    if (sel.flags & 3) return { kind: 'fallback', reason: 'NaN or +Infinity in the row (the CPU reports it)' };
+    if (sel.nSel <= M) return { kind: 'exact', reason: 'every finite logit is a candidate' };
+    const minKeep = Math.max(o.min_keep ?? 1, 1);
+    let temp = 1, edited = false;
+    for (const s of chain) {
+      if (s === 'temperature' || s === 'mirostat' || s === 'bregman') {
+        if (greedy || !SWITCHES[s](o)) continue;
+      } else if (!SWITCHES[s]?.(o)) continue;
+      if (EDIT_STAGES.has(s)) {
+        if (!acting.has(s)) continue;
+        // The allowed set bans every other id: every finite logit left is listed.
+        if (s === 'logit_bias' && o.allowed_tokens != null) return { kind: 'exact', reason: 'allowed_tokens' };
+        edited = true;
+        continue;
+      }
+      switch (s) {
+        case 'top_k': {
+          const k = Math.max(o.top_k, minKeep);
+          return k < sel.m ? { kind: 'exact', reason: 'top_k' }
+            : { kind: 'fallback', reason: `top_k ${k} >= maxCandidates` };
+        }
+        case 'min_p': {
+          // Every logit >= t is a candidate when the smallest selected one is
+          // below t (the rest of the row is below it). t only grows with the
+          // edits (they change listed ids only), so the unedited max bounds it.
+          const t = sel.max + temp * Math.log(Math.fround(o.min_p));
+          const fits = minKeep < sel.m && sel.min < t - 1e-6 * (1 + Math.abs(t));
+          return fits ? { kind: 'exact', reason: 'min_p' } : { kind: 'fallback', reason: 'min_p set larger than the candidates' };
+        }
+        case 'top_p':
+          if (edited) return { kind: 'fallback', reason: 'top_p after value edits (needs the edited normaliser)' };
+          return { kind: 'top_p', temp };
+        case 'temperature':
+          if ((o.dynatemp_range ?? 0) > 0) return { kind: 'fallback', reason: 'dynamic temperature over the whole row' };
+          temp *= o.temperature;
+          continue;
+        default:
+          return { kind: 'fallback', reason: `${s} over the whole row` };
+      }
+    }
+    return greedy ? { kind: 'exact', reason: 'greedy' }
+      : { kind: 'fallback', reason: 'no truncation: the draw walks the whole row' };
+  }
+
+  // top-p on the untruncated row: finds the nucleus with the whole row's
+  // normaliser, with a margin, and rewrites the call to an equivalent one on
+  // the nucleus plus the next candidate with top_p = p' (the same stage, so the
+  // survivors keep the CPU's layout). Returns { n, p } or a fallback reason.
+  function nucleus(o, temp, sel) {
+    const m = sel.m;
+    for (let i = 0; i < m; i++) order[i] = i;
+    const sorted = order.subarray(0, m).sort((a, b) => (candLogits[b] - candLogits[a]) || (candIds[a] - candIds[b]));
+    const minKeep = Math.max(o.min_keep ?? 1, 1);
+    const target = Math.fround(o.top_p) * (1 - 1e-6) * sel.z;
+    const lo = target * (1 - kMassMargin), hi = target * (1 + kMassMargin);
+    let cum = 0, nLo = 0, nHi = 0, cumBefore = 0, cumAt = 0;
+    const max = candLogits[sorted[0]];
+    for (let i = 0; i < m - 1; i++) {
+      const prev = cum;
+      cum += Math.exp((candLogits[sorted[i]] - max) / temp);
+      if (i + 1 >= minKeep) {
+        if (nLo === 0 && cum >= lo) { nLo = i + 1; cumBefore = prev; cumAt = cum; }
+        if (cum >= hi) { nHi = i + 1; break; }
+      }
+    }
+    if (nHi === 0) return { reason: 'top_p nucleus larger than the candidates' };
+    if (nLo !== nHi) return { reason: 'top_p boundary within rounding of the normaliser' };
+    const n = nLo;
+    const zNext = cum + Math.exp((candLogits[sorted[n]] - max) / temp);
+    const p = Math.fround((cumBefore + cumAt) / 2 / ((1 - 1e-6) * zNext));
+    const t2 = p * (1 - 1e-6) * zNext;
+    const ok = p > 0 && p < 1 && cumAt >= t2 * (1 + kMassMargin) &&
+      (n <= minKeep || cumBefore < t2 * (1 - kMassMargin));
+    if (!ok) return { reason: 'top_p nucleus too flat to restate' };
+    return { n, p, sorted };
+  }
+
+  function fillRow(n, listedN, sorted) {
+    for (let i = 0; i < n; i++) {
+      const j = sorted ? sorted[i] : i;
+      row[candIds[j]] = candLogits[j];
+    }
+    for (let i = 0; i < listedN; i++) row[listedIdsArr[i]] = listedVals[i];
+  }
+  function clearRow(n, listedN, sorted) {
+    for (let i = 0; i < n; i++) row[candIds[sorted ? sorted[i] : i]] = -Infinity;
+    for (let i = 0; i < listedN; i++) row[listedIdsArr[i]] = -Infinity;
+  }
+
+  // One row: select on the GPU, plan, then run `cpu(row, options)` on the
+  // candidate row (or the full row after a fallback).
+  async function runRow(buffer, rowIndex, o, history, cpu, allowRewrite) {
+    const chain = Array.isArray(o.samplers) ? o.samplers : DEFAULT_ORDER;
+    const greedy = isGreedy(o);
+    listedSet.clear();
+    const acting = listedIds(o, history, vocab, chain, listedSet);
+    const ids = Uint32Array.from([...listedSet].sort((a, b) => a - b));
+    // top-p's normaliser is taken at the temperature in force where it runs.
+    let temp = 1;
+    for (const s of chain) {
+      if (s === 'top_p') break;
+      if (s === 'temperature' && !greedy && typeof o.temperature === 'number' && o.temperature > 0) temp *= o.temperature;
+    }
+    const sel = await select(buffer, rowIndex, 1 / temp, ids);
+    let min = Infinity;
+    for (let i = 0; i < sel.m; i++) min = Math.min(min, candLogits[i]);
+    sel.min = min;
+    let decision = plan(o, chain, acting, greedy, sel);
+    let rewrite = null;
+    if (decision.kind === 'top_p') {
+      rewrite = allowRewrite ? nucleus(o, decision.temp, sel)
+        : { reason: 'top_p over the whole row in a mirostat sampler' };
+      decision = rewrite.n ? { kind: 'exact', reason: 'top_p nucleus restated' }
+        : { kind: 'fallback', reason: rewrite.reason };
+    }
+    const info = {
+      bytesRead: sel.bytes, fallback: null, path: decision.reason, candidates: sel.m,
+      rowPasses: 2 + sel.levels, dispatches: 19,
+    };
+    let result;
+    if (decision.kind === 'exact') {
+      if (rewrite?.n) {
+        fillRow(rewrite.n + 1, 0, rewrite.sorted);
+        try { result = cpu(row, { ...o, top_p: rewrite.p }); } finally { clearRow(rewrite.n + 1, 0, rewrite.sorted); }
+      } else {
+        fillRow(sel.m, ids.length, null);
+        try { result = cpu(row, o); } finally { clearRow(sel.m, ids.length, null); }
+      }
+    } else {
+      info.bytesRead += await readFullRow(buffer, rowIndex);
+      info.fallback = decision.reason;
+      info.path = 'full readback';
+      totals.fallbacks += 1;
+      totals.fallbackReasons[decision.reason] = (totals.fallbackReasons[decision.reason] ?? 0) + 1;
+      result = cpu(fullRow, o);
+    }
+    totals.calls += 1;
+    totals.bytesRead += info.bytesRead;
+    result.gpu = info;
+    return result;
+  }
+
+  function checkOptions(options) {
+    if (options === undefined || options === null) return {};
+    if (typeof options !== 'object') throw new TypeError(`options must be an object, got ${typeof options}`);
+    return options;
+  }
+
+  // A stateful sampler over GPU rows. Without mirostat its state (history,
+  // draw counter, seed) is kept here and each step is the stateless call with
+  // that history, seed and step (what the wasm sampler does); with mirostat a
+  // wasm sampler carries mu.
+  class GpuSampler {
+    constructor(options, state) {
+      this._options = options;
+      if (state) {
+        Object.assign(this, state);
+        this._history = state._history.slice();
+        this._cpu = state._cpu ? state._cpu.clone() : null;
+        return;
+      }
+      if (options.history !== undefined) throw new RangeError('history is for the stateless calls; feed a sampler with accept()');
+      if (options.step !== undefined) throw new RangeError('step is for the stateless calls; a sampler counts its own draws');
+      this._seed = options.seed ?? randomSeed();
+      this._history = [];
+      this._step = 0;
+      // A wasm sampler validates the options (TypeError / RangeError now, not
+      // at the first draw); with mirostat it also carries mu.
+      const cpu = bd.createSampler({ ...options, seed: this._seed });
+      if ((options.mirostat ?? 0) !== 0) this._cpu = cpu;
+      else { cpu.dispose(); this._cpu = null; }
+    }
+    _stateless() {
+      return { ...this._options, seed: this._seed, step: this._step, history: this._history };
+    }
+    sample(buffer, rowIndex = 0) {
+      return serial(async () => {
+        checkBuffer(buffer, rowIndex);
+        const r = this._cpu
+          ? await runRow(buffer, rowIndex, this._options, this._history, (x) => this._cpu.sample(x), false)
+          : await runRow(buffer, rowIndex, this._stateless(), this._history, (x, o) => bd.sample(x, o), true);
+        this._push(r.token);
+        if (!this._cpu) this._step += 1;
+        return r;
+      });
+    }
+    decode(buffer, rowIndex = 0) {
+      return serial(async () => {
+        checkBuffer(buffer, rowIndex);
+        return this._cpu
+          ? runRow(buffer, rowIndex, this._options, this._history, (x) => this._cpu.decode(x), false)
+          : runRow(buffer, rowIndex, this._stateless(), this._history, (x, o) => bd.decode(x, o), true);
+      });
+    }
+    _push(token) {
+      if (this._history.length === kMaxHistory) this._history.splice(0, kMaxHistory / 2);
+      this._history.push(token);
+    }
+    accept(token) {
+      if (typeof token !== 'number') throw new TypeError(`token must be a number, got ${typeof token}`);
+      if (!Number.isInteger(token) || token < 0) throw new RangeError(`token must be an integer >= 0, got ${token}`);
+      this._cpu?.accept(token);
+      this._push(token);
+    }
+    reset() {
+      this._cpu?.reset();
+      this._history = [];
+      this._step = 0;
+    }
+    clone() { return new GpuSampler(this._options, this); }
+    get historyLength() { return this._history.length; }
+    get step() { return this._cpu ? this._cpu.step : this._step; }
+    dispose() { this._cpu?.dispose(); this._cpu = null; }
+  }
+
+  function batch(kind, buffer, rows, perRow) {
+    if (typeof rows !== 'number') throw new TypeError('rows must be a number');
+    if (!Number.isInteger(rows) || rows < 1) throw new RangeError(`rows must be an integer >= 1, got ${rows}`);
+    if (Array.isArray(perRow) && perRow.length !== rows) {
+      throw new RangeError(`per-row options: got ${perRow.length} entries for ${rows} rows`);
+    }
+    const out = [];
+    for (let r = 0; r < rows; r++) {
+      const o = Array.isArray(perRow) ? perRow[r] : perRow;
+      if (o instanceof GpuSampler) out.push(kind === 'sample' ? o.sample(buffer, r) : o.decode(buffer, r));
+      else out.push(kind === 'sample' ? api.sample(buffer, o, r) : api.decode(buffer, o, r));
+    }
+    return Promise.all(out);
+  }
+
+  const api = {
+    vocab, maxCandidates: M, dtype,
+    /** The processed distribution of row `row` (default 0) of a [rows, vocab] GPUBuffer. */
+    decode(buffer, options, rowIndex = 0) {
+      return serial(async () => {
+        checkBuffer(buffer, rowIndex);
+        const o = checkOptions(options);
+        return runRow(buffer, rowIndex, o, o.history, (x, oo) => bd.decode(x, oo), true);
+      });
+    },
+    /** One draw from row `row` (default 0). */
+    sample(buffer, options, rowIndex = 0) {
+      return serial(async () => {
+        checkBuffer(buffer, rowIndex);
+        const o = checkOptions(options);
+        return runRow(buffer, rowIndex, o, o.history, (x, oo) => bd.sample(x, oo), true);
+      });
+    },
+    decodeBatch: (buffer, rows, perRow) => batch('decode', buffer, rows, perRow),
+    sampleBatch: (buffer, rows, perRow) => batch('sample', buffer, rows, perRow),
+    /** A stateful sampler over GPU rows (options fixed at creation). */
+    createSampler(options = {}) {
+      if (disposed) throw new Error('this GPU decoder was disposed');
+      return new GpuSampler(checkOptions(options));
+    },
+    /** Calls, fallbacks (with their reasons) and bytes read back so far. */
+    get stats() { return { ...totals, fallbackReasons: { ...totals.fallbackReasons } }; },
+    /** Bytes one call reads back on the candidate path (at most). */
+    get candidateReadbackBytes() { return (kCtlWords + nWg * kPartialWords + 2 * M) * 4; },
+    dispose() {
+      if (disposed) return;
+      disposed = true;
+      for (const b of [params, ctl, hist, partials, listed, out, staging, fullStaging]) b?.destroy();
+    },
+  };
+  return api;
+}
+
+function randomSeed() {
+  const a = new Uint32Array(2);
+  globalThis.crypto.getRandomValues(a);
+  return (BigInt(a[0]) << 32n) | BigInt(a[1]);
+}
+
+// IEEE half to float (exact).
+function f16ToF32(h) {
+  const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 0x1f, f = h & 0x3ff;
+  if (e === 0) return s * f * 2 ** -24;
+  if (e === 31) return f ? NaN : s * Infinity;
+  return s * (1 + f / 1024) * 2 ** (e - 15);
+}
+
