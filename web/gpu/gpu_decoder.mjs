@@ -185,7 +185,7 @@ export function createGpuDecoder(bd, device, config) {
 
   // GPU: statistics and the exact top-m selection of one row; reads back
   // only the control block, the per-workgroup partials and the candidates.
-  async function select(buffer, rowIndex, scale, ids) {
+  async function select(buffer, rowIndex, scale, scalePow, ids) {
     const nListed = ids.length;
     ensureListed(nListed);
     if (listedIdsArr.length < nListed) {
@@ -195,7 +195,7 @@ export function createGpuDecoder(bd, device, config) {
     listedIdsArr.set(ids);
     if (nListed) device.queue.writeBuffer(listed, 0, listedIdsArr, 0, nListed);
     paramU32[0] = vocab; paramU32[1] = rowIndex * vocab; paramU32[2] = M; paramU32[3] = nListed;
-    paramF32[4] = scale; paramU32[5] = nWg; paramU32[6] = 0; paramU32[7] = 0;
+    paramF32[4] = scale; paramF32[5] = scalePow; paramU32[6] = nWg; paramU32[7] = 0;
     device.queue.writeBuffer(params, 0, paramWords);
     device.pushErrorScope('validation');
     const enc = device.createCommandEncoder();
@@ -230,10 +230,16 @@ export function createGpuDecoder(bd, device, config) {
       nSel += u[o + 2];
       flags |= u[o + 3];
     }
-    let z = 0;
+    // The sums, relative to the selectable max: at the normaliser's scale,
+    // at Bregman's power, at 1.
+    let z = 0, zPow = 0, zRaw = 0;
     for (let w = 0; w < nWg; w++) {
       const o = kCtlWords + w * kPartialWords;
-      if (u[o + 2] > 0) z += f[o + 1] * Math.exp((f[o] - max) * scale);
+      if (u[o + 2] === 0) continue;
+      const d = f[o] - max;
+      z += f[o + 1] * Math.exp(d * scale);
+      zPow += f[o + 4] * Math.exp(d * scalePow);
+      zRaw += f[o + 5] * Math.exp(d);
     }
     const base = kCtlWords + nWg * kPartialWords;
     for (let i = 0; i < m; i++) {
@@ -243,41 +249,53 @@ export function createGpuDecoder(bd, device, config) {
     for (let i = 0; i < nListed; i++) listedVals[i] = f[base + 2 * M + i];
     staging.unmap();
     if (count !== m) throw new Error(`GPU selection wrote ${count} candidates, expected ${m}`);
-    return { m, nSel, max, z, flags, bytes, levels };
+    return { m, nSel, max, z, zPow, zRaw, flags, bytes, levels };
   }
 
   async function readFullRow(buffer, rowIndex) {
     const bytes = vocab * elemBytes;
     if (fullStaging === null) {
-      fullStaging = device.createBuffer({ size: Math.ceil(bytes / 4) * 4, usage: U.MAP_READ | U.COPY_DST });
+      fullStaging = device.createBuffer({ size: Math.ceil(bytes / 4) * 4 + 4, usage: U.MAP_READ | U.COPY_DST });
       fullRow = new Float32Array(vocab);
     }
     if ((buffer.usage & U.COPY_SRC) === 0) {
       throw new TypeError('logits GPUBuffer needs GPUBufferUsage.COPY_SRC for the full-readback fallback');
     }
+    // Copies need 4-byte alignment: an f16 row may start mid-word.
+    const start = Math.floor((rowIndex * bytes) / 4) * 4, shift = rowIndex * bytes - start;
+    const size = Math.min(Math.ceil((shift + bytes) / 4) * 4, buffer.size - start);
     const enc = device.createCommandEncoder();
-    enc.copyBufferToBuffer(buffer, rowIndex * bytes, fullStaging, 0, Math.ceil(bytes / 4) * 4);
+    enc.copyBufferToBuffer(buffer, start, fullStaging, 0, size);
     device.queue.submit([enc.finish()]);
-    await fullStaging.mapAsync(globalThis.GPUMapMode.READ);
-    const mapped = fullStaging.getMappedRange();
+    await fullStaging.mapAsync(globalThis.GPUMapMode.READ, 0, size);
+    const mapped = fullStaging.getMappedRange(0, size);
     if (dtype === 'f32') fullRow.set(new Float32Array(mapped, 0, vocab));
-    else { const h = new Uint16Array(mapped, 0, vocab); for (let i = 0; i < vocab; i++) fullRow[i] = f16ToF32(h[i]); }
+    else { const h = new Uint16Array(mapped, shift, vocab); for (let i = 0; i < vocab; i++) fullRow[i] = f16ToF32(h[i]); }
     fullStaging.unmap();
     return bytes;
   }
 
-  // Decides how a call is answered from the candidates (docs/webgpu.md,
-  // "Exactness"): { kind: 'exact' | 'top_p' | 'fallback', reason, temp }.
-  // Walks the chain as the CPU does, while the row is still untruncated.
+  const fallback = (reason) => ({ kind: 'fallback', reason });
+
+  // Decides how a call is answered (docs/webgpu.md, "Exactness"): walks the
+  // chain as the CPU does while the row is still untruncated, up to the first
+  // stage whose answer needs more than the candidates.
+  //   exact:   the candidate row gives the whole row's answer bit for bit
+  //   top_p:   top-p on the whole row: restated on the nucleus (nucleusCall)
+  //   bregman: Bregman on the whole row: tail mass carried by phantoms (bregmanCall)
+  //   fallback: full readback
   function plan(o, chain, acting, greedy, sel) {
-    if (sel.flags & 3) return { kind: 'fallback', reason: 'NaN or +Infinity in the row (the CPU reports it)' };
-    if (sel.nSel <= M) return { kind: 'exact', reason: 'every finite logit is a candidate' };
-    const minKeep = Math.max(o.min_keep ?? 1, 1);
+    if (sel.flags & 3) return fallback('NaN or +Infinity in the row (the CPU reports it)');
+    if (sel.nSel <= M) return { kind: 'exact', reason: 'every finite logit is a candidate', complete: true };
+    const topLogprobs = typeof o.top_logprobs === 'number' ? o.top_logprobs : 0;
+    if (topLogprobs >= sel.m) return fallback('top_logprobs larger than the candidates');
+    const minKeep = Math.max(typeof o.min_keep === 'number' ? o.min_keep : 1, 1);
+    const on = (s) => ((s === 'temperature' || s === 'mirostat' || s === 'bregman') && greedy ? false
+      : Boolean(SWITCHES[s]?.(o)));
     let temp = 1, edited = false;
-    for (const s of chain) {
-      if (s === 'temperature' || s === 'mirostat' || s === 'bregman') {
-        if (greedy || !SWITCHES[s](o)) continue;
-      } else if (!SWITCHES[s]?.(o)) continue;
+    for (let i = 0; i < chain.length; i++) {
+      const s = chain[i];
+      if (!on(s)) continue;
       if (EDIT_STAGES.has(s)) {
         if (!acting.has(s)) continue;
         // The allowed set bans every other id: every finite logit left is listed.
@@ -288,63 +306,38 @@ export function createGpuDecoder(bd, device, config) {
       switch (s) {
         case 'top_k': {
           const k = Math.max(o.top_k, minKeep);
-          return k < sel.m ? { kind: 'exact', reason: 'top_k' }
-            : { kind: 'fallback', reason: `top_k ${k} >= maxCandidates` };
+          return k < sel.m ? { kind: 'exact', reason: 'top_k' } : fallback(`top_k ${k} >= maxCandidates`);
         }
         case 'min_p': {
           // Every logit >= t is a candidate when the smallest selected one is
-          // below t (the rest of the row is below it). t only grows with the
-          // edits (they change listed ids only), so the unedited max bounds it.
+          // below t (the rest of the row is below it). The edits change listed
+          // ids only, so they can only raise the max: t >= this bound.
           const t = sel.max + temp * Math.log(Math.fround(o.min_p));
           const fits = minKeep < sel.m && sel.min < t - 1e-6 * (1 + Math.abs(t));
-          return fits ? { kind: 'exact', reason: 'min_p' } : { kind: 'fallback', reason: 'min_p set larger than the candidates' };
+          return fits ? { kind: 'exact', reason: 'min_p' } : fallback('min_p set larger than the candidates');
         }
         case 'top_p':
-          if (edited) return { kind: 'fallback', reason: 'top_p after value edits (needs the edited normaliser)' };
+          if (edited) return fallback('top_p after value edits (needs the edited normaliser)');
           return { kind: 'top_p', temp };
+        case 'bregman':
+          if (edited) return fallback('bregman after value edits (needs the edited normaliser)');
+          if (chain.slice(i + 1).some(on)) return fallback('stages after bregman over the whole row');
+          return { kind: 'bregman', temp };
         case 'temperature':
-          if ((o.dynatemp_range ?? 0) > 0) return { kind: 'fallback', reason: 'dynamic temperature over the whole row' };
+          if ((o.dynatemp_range ?? 0) > 0) return fallback('dynamic temperature over the whole row');
           temp *= o.temperature;
           continue;
         default:
-          return { kind: 'fallback', reason: `${s} over the whole row` };
+          return fallback(`${s} over the whole row`);
       }
     }
-    return greedy ? { kind: 'exact', reason: 'greedy' }
-      : { kind: 'fallback', reason: 'no truncation: the draw walks the whole row' };
+    return greedy ? { kind: 'exact', reason: 'greedy' } : fallback('no truncation: the draw walks the whole row');
   }
 
-  // top-p on the untruncated row: finds the nucleus with the whole row's
-  // normaliser, with a margin, and rewrites the call to an equivalent one on
-  // the nucleus plus the next candidate with top_p = p' (the same stage, so the
-  // survivors keep the CPU's layout). Returns { n, p } or a fallback reason.
-  function nucleus(o, temp, sel) {
-    const m = sel.m;
+  // The candidates in the CPU's order (logit descending, lower id first).
+  function sortCandidates(m) {
     for (let i = 0; i < m; i++) order[i] = i;
-    const sorted = order.subarray(0, m).sort((a, b) => (candLogits[b] - candLogits[a]) || (candIds[a] - candIds[b]));
-    const minKeep = Math.max(o.min_keep ?? 1, 1);
-    const target = Math.fround(o.top_p) * (1 - 1e-6) * sel.z;
-    const lo = target * (1 - kMassMargin), hi = target * (1 + kMassMargin);
-    let cum = 0, nLo = 0, nHi = 0, cumBefore = 0, cumAt = 0;
-    const max = candLogits[sorted[0]];
-    for (let i = 0; i < m - 1; i++) {
-      const prev = cum;
-      cum += Math.exp((candLogits[sorted[i]] - max) / temp);
-      if (i + 1 >= minKeep) {
-        if (nLo === 0 && cum >= lo) { nLo = i + 1; cumBefore = prev; cumAt = cum; }
-        if (cum >= hi) { nHi = i + 1; break; }
-      }
-    }
-    if (nHi === 0) return { reason: 'top_p nucleus larger than the candidates' };
-    if (nLo !== nHi) return { reason: 'top_p boundary within rounding of the normaliser' };
-    const n = nLo;
-    const zNext = cum + Math.exp((candLogits[sorted[n]] - max) / temp);
-    const p = Math.fround((cumBefore + cumAt) / 2 / ((1 - 1e-6) * zNext));
-    const t2 = p * (1 - 1e-6) * zNext;
-    const ok = p > 0 && p < 1 && cumAt >= t2 * (1 + kMassMargin) &&
-      (n <= minKeep || cumBefore < t2 * (1 - kMassMargin));
-    if (!ok) return { reason: 'top_p nucleus too flat to restate' };
-    return { n, p, sorted };
+    return order.subarray(0, m).sort((a, b) => (candLogits[b] - candLogits[a]) || (candIds[a] - candIds[b]));
   }
 
   function fillRow(n, listedN, sorted) {
@@ -359,51 +352,208 @@ export function createGpuDecoder(bd, device, config) {
     for (let i = 0; i < listedN; i++) row[listedIdsArr[i]] = -Infinity;
   }
 
+  // top-p on the untruncated row: finds the nucleus with the whole row's
+  // normaliser, with a margin (the GPU's normaliser and the CPU's differ in
+  // rounding), then states the same cut on the nucleus plus the next
+  // candidate with top_p = p' (the same stage, so the survivors keep the CPU's
+  // layout: sorted up to 256, id order beyond).
+  function nucleusCall(o, temp, sel, cpu) {
+    const m = sel.m, sorted = sortCandidates(m);
+    const minKeep = Math.max(typeof o.min_keep === 'number' ? o.min_keep : 1, 1);
+    const target = Math.fround(o.top_p) * (1 - 1e-6) * sel.z;
+    const lo = target * (1 - kMassMargin), hi = target * (1 + kMassMargin);
+    const max = candLogits[sorted[0]];
+    let cum = 0, nLo = 0, nHi = 0, cumBefore = 0, cumAt = 0;
+    for (let i = 0; i < m - 1; i++) {
+      const prev = cum;
+      cum += Math.exp((candLogits[sorted[i]] - max) / temp);
+      if (i + 1 < minKeep) continue;
+      if (nLo === 0 && cum >= lo) { nLo = i + 1; cumBefore = prev; cumAt = cum; }
+      if (cum >= hi) { nHi = i + 1; break; }
+    }
+    if (nHi === 0) return { reason: 'top_p nucleus larger than the candidates' };
+    if (nLo !== nHi) return { reason: 'top_p boundary within rounding of the normaliser' };
+    const n = nLo;
+    const zNext = cumAt + Math.exp((candLogits[sorted[n]] - max) / temp);
+    const p = Math.fround((cumBefore + cumAt) / 2 / ((1 - 1e-6) * zNext));
+    const t2 = p * (1 - 1e-6) * zNext;
+    const ok = p > 0 && p < 1 && cumAt >= t2 * (1 + kMassMargin) &&
+      (n <= minKeep || cumBefore < t2 * (1 - kMassMargin));
+    if (!ok) return { reason: 'top_p nucleus too flat to restate' };
+    fillRow(n + 1, 0, sorted);
+    try {
+      return { result: cpu(row, { ...o, top_p: p }), reason: 'top_p nucleus restated' };
+    } finally {
+      clearRow(n + 1, 0, sorted);
+    }
+  }
+
+  let phantomIds = null;
+  function placePhantoms(ph) {
+    if (phantomIds === null) phantomIds = new Int32Array(vocab);
+    let placed = 0;
+    for (let id = 0; id < vocab && placed < ph.n; id++) {
+      if (row[id] !== -Infinity) continue;
+      row[id] = ph.l;
+      phantomIds[placed++] = id;
+    }
+    ph.placed = placed;
+  }
+  function clearPhantoms(ph) {
+    for (let i = 0; i < ph.placed; i++) row[phantomIds[i]] = -Infinity;
+  }
+
+  // Bregman on the untruncated row. Its k and q depend on the head's
+  // probabilities p_i = e_i / Z, i.e. on the whole row's normaliser: the
+  // candidate row gets "phantom" logits in free slots, all below every
+  // candidate, carrying the tail's mass, so its normaliser is the row's. The
+  // k must come out the same with the tail mass moved by +-kMassMargin Z (the
+  // rounding of Z cannot move it), k + 1 must stay among the candidates, and a
+  // draw must not fall within 1e-5 of a boundary of the cumulative q.
+  function bregmanCall(o, temp, sel, cpu, isSample) {
+    const b = o.bregman;
+    const alpha = typeof b.alpha === 'number' ? b.alpha : 1;
+    const m = sel.m, sorted = sortCandidates(m);
+    const max = candLogits[sorted[0]];
+    let zU = 0, headPow = 0;
+    for (let i = 0; i < m; i++) {
+      const d = (candLogits[sorted[i]] - max) / temp;
+      zU += Math.exp(d);
+      headPow += Math.exp(alpha * d);
+    }
+    const Z = sel.z, tail = Math.max(Z - zU, 0);
+    const lMin = candLogits[sorted[m - 1]];
+    const eMin = Math.exp((lMin - max) / temp);
+    const slots = vocab - m;
+    const phantoms = (mass) => {
+      if (!(mass > 0)) return { n: 0, l: 0, mass: 0 };
+      let n = Math.ceil(mass / eMin) + 1;
+      for (let tries = 0; tries < 8 && n <= slots; tries++, n *= 2) {
+        const l = Math.fround(max + temp * Math.log(mass / n));
+        if (l < lMin && l > -3.4e38) return { n, l, mass: n * Math.exp((l - max) / temp) };
+      }
+      return null;
+    };
+    const lower = phantoms(Math.max(tail - kMassMargin * Z, 0));
+    const upper = phantoms(tail + kMassMargin * Z);
+    const mid = phantoms(tail);
+    if (!lower || !upper || !mid) return { reason: 'Bregman tail mass does not fit the free slots' };
+    fillRow(m, 0, null);
+    try {
+      const kWith = (ph) => {
+        placePhantoms(ph);
+        try { return bd.decode(row, o).k; } finally { clearPhantoms(ph); }
+      };
+      const k = kWith(lower);
+      if (kWith(upper) !== k) return { reason: 'Bregman k within rounding of lambda' };
+      if (k >= m - 1) return { reason: 'Bregman k reaches the candidates' };
+      placePhantoms(mid);
+      try {
+        if (!isSample) {
+          const result = cpu(row, o);
+          if (result.objective !== undefined && alpha !== 1) {
+            // The phantoms price the dropped tokens with their own sum of
+            // p^alpha: replace it with the row's tail (from the GPU's sums).
+            const zP = zU + mid.mass;
+            const tailPow = Math.max(sel.zPow - headPow, 0) / Z ** alpha;
+            const phantomPow = mid.n * Math.exp((alpha * (mid.l - max)) / temp) / zP ** alpha;
+            const c = b.divergence === 'dual' ? 1 / (alpha * (alpha - 1)) : 1 / alpha;
+            result.objective += c * (tailPow - phantomPow);
+          }
+          return { result, reason: 'bregman with the tail mass' };
+        }
+        const seeded = o.seed !== undefined;
+        const oo = { ...o, return_distribution: true };
+        if (!seeded) { oo.seed = randomSeed(); oo.step = 0; }
+        const result = cpu(row, oo);
+        const u = uniformDraw(BigInt(oo.seed), BigInt(oo.step ?? 0));
+        const { ids: dIds, probs } = result.distribution;
+        let cum = 0, j = 0;
+        for (; j < probs.length; j++) {
+          const before = cum;
+          cum += probs[j];
+          if (cum > u) {
+            if (u - before < 1e-5 || cum - u < 1e-5) return { reason: 'Bregman draw within rounding of a boundary' };
+            break;
+          }
+        }
+        if (dIds[Math.min(j, probs.length - 1)] !== result.token) return { reason: 'Bregman draw off the distribution' };
+        if (!o.return_distribution) delete result.distribution;
+        return { result, reason: 'bregman with the tail mass' };
+      } finally {
+        clearPhantoms(mid);
+      }
+    } finally {
+      clearRow(m, 0, null);
+    }
+  }
+
+  // log p under softmax(logits) (logprobs, top_logprobs) on a path whose
+  // candidate row lacks the tail: from the GPU's raw sum plus the listed ids.
+  function patchRaw(result, sel, nListed) {
+    let rawMax = sel.max;
+    for (let i = 0; i < nListed; i++) if (listedVals[i] > rawMax) rawMax = listedVals[i];
+    let z = sel.zRaw * Math.exp(sel.max - rawMax);
+    for (let i = 0; i < nListed; i++) if (listedVals[i] > -Infinity) z += Math.exp(listedVals[i] - rawMax);
+    const logZ = Math.log(z);
+    const entries = [];
+    for (let i = 0; i < sel.m; i++) entries.push([candIds[i], candLogits[i]]);
+    for (let i = 0; i < nListed; i++) entries.push([listedIdsArr[i], listedVals[i]]);
+    if (result.raw_logprob !== undefined) {
+      const e = entries.find(([id]) => id === result.token);
+      result.raw_logprob = e[1] - rawMax - logZ;
+    }
+    if (result.top_logprobs) {
+      entries.sort((a, b) => (b[1] - a[1]) || (a[0] - b[0]));
+      result.top_logprobs = entries.slice(0, result.top_logprobs.length)
+        .map(([token, v]) => ({ token, logprob: Math.fround(v - rawMax - logZ) }));
+    }
+  }
+
   // One row: select on the GPU, plan, then run `cpu(row, options)` on the
-  // candidate row (or the full row after a fallback).
-  async function runRow(buffer, rowIndex, o, history, cpu, allowRewrite) {
+  // candidate row (or on the full row after a fallback).
+  async function runRow(buffer, rowIndex, o, history, cpu, allowRewrite, isSample) {
     const chain = Array.isArray(o.samplers) ? o.samplers : DEFAULT_ORDER;
     const greedy = isGreedy(o);
     listedSet.clear();
     const acting = listedIds(o, history, vocab, chain, listedSet);
     const ids = Uint32Array.from([...listedSet].sort((a, b) => a - b));
-    // top-p's normaliser is taken at the temperature in force where it runs.
+    // The normaliser is taken at the temperature in force where the first
+    // stage that needs it (top-p, Bregman) runs.
     let temp = 1;
     for (const s of chain) {
-      if (s === 'top_p') break;
+      if (s === 'top_p' || s === 'bregman') break;
       if (s === 'temperature' && !greedy && typeof o.temperature === 'number' && o.temperature > 0) temp *= o.temperature;
     }
-    const sel = await select(buffer, rowIndex, 1 / temp, ids);
+    const alpha = o.bregman && typeof o.bregman.alpha === 'number' ? o.bregman.alpha : 1;
+    const sel = await select(buffer, rowIndex, Math.fround(1 / temp), Math.fround(alpha / temp), ids);
     let min = Infinity;
-    for (let i = 0; i < sel.m; i++) min = Math.min(min, candLogits[i]);
+    for (let i = 0; i < sel.m; i++) if (candLogits[i] < min) min = candLogits[i];
     sel.min = min;
-    let decision = plan(o, chain, acting, greedy, sel);
-    let rewrite = null;
-    if (decision.kind === 'top_p') {
-      rewrite = allowRewrite ? nucleus(o, decision.temp, sel)
-        : { reason: 'top_p over the whole row in a mirostat sampler' };
-      decision = rewrite.n ? { kind: 'exact', reason: 'top_p nucleus restated' }
-        : { kind: 'fallback', reason: rewrite.reason };
-    }
+    const d = plan(o, chain, acting, greedy, sel);
     const info = {
-      bytesRead: sel.bytes, fallback: null, path: decision.reason, candidates: sel.m,
+      bytesRead: sel.bytes, fallback: null, path: d.reason, candidates: sel.m,
       rowPasses: 2 + sel.levels, dispatches: 19,
     };
-    let result;
-    if (decision.kind === 'exact') {
-      if (rewrite?.n) {
-        fillRow(rewrite.n + 1, 0, rewrite.sorted);
-        try { result = cpu(row, { ...o, top_p: rewrite.p }); } finally { clearRow(rewrite.n + 1, 0, rewrite.sorted); }
-      } else {
-        fillRow(sel.m, ids.length, null);
-        try { result = cpu(row, o); } finally { clearRow(sel.m, ids.length, null); }
-      }
+    let result = null, reason = d.reason;
+    if (d.kind === 'exact') {
+      fillRow(sel.m, ids.length, null);
+      try { result = cpu(row, o); } finally { clearRow(sel.m, ids.length, null); }
+    } else if (d.kind === 'top_p' || d.kind === 'bregman') {
+      const r = !allowRewrite ? { reason: `${d.kind} over the whole row in a mirostat sampler` }
+        : d.kind === 'top_p' ? nucleusCall(o, d.temp, sel, cpu) : bregmanCall(o, d.temp, sel, cpu, isSample);
+      result = r.result ?? null;
+      reason = r.reason;
+    }
+    if (result !== null) {
+      info.path = reason;
+      if (!d.complete && isSample && (o.logprobs || o.top_logprobs)) patchRaw(result, sel, ids.length);
     } else {
       info.bytesRead += await readFullRow(buffer, rowIndex);
-      info.fallback = decision.reason;
+      info.fallback = reason;
       info.path = 'full readback';
       totals.fallbacks += 1;
-      totals.fallbackReasons[decision.reason] = (totals.fallbackReasons[decision.reason] ?? 0) + 1;
+      totals.fallbackReasons[reason] = (totals.fallbackReasons[reason] ?? 0) + 1;
       result = cpu(fullRow, o);
     }
     totals.calls += 1;
@@ -449,8 +599,8 @@ export function createGpuDecoder(bd, device, config) {
       return serial(async () => {
         checkBuffer(buffer, rowIndex);
         const r = this._cpu
-          ? await runRow(buffer, rowIndex, this._options, this._history, (x) => this._cpu.sample(x), false)
-          : await runRow(buffer, rowIndex, this._stateless(), this._history, (x, o) => bd.sample(x, o), true);
+          ? await runRow(buffer, rowIndex, this._options, this._history, (x) => this._cpu.sample(x), false, true)
+          : await runRow(buffer, rowIndex, this._stateless(), this._history, (x, o) => bd.sample(x, o), true, true);
         this._push(r.token);
         if (!this._cpu) this._step += 1;
         return r;
@@ -460,8 +610,8 @@ export function createGpuDecoder(bd, device, config) {
       return serial(async () => {
         checkBuffer(buffer, rowIndex);
         return this._cpu
-          ? runRow(buffer, rowIndex, this._options, this._history, (x) => this._cpu.decode(x), false)
-          : runRow(buffer, rowIndex, this._stateless(), this._history, (x, o) => bd.decode(x, o), true);
+          ? runRow(buffer, rowIndex, this._options, this._history, (x) => this._cpu.decode(x), false, false)
+          : runRow(buffer, rowIndex, this._stateless(), this._history, (x, o) => bd.decode(x, o), true, false);
       });
     }
     _push(token) {
@@ -507,7 +657,7 @@ export function createGpuDecoder(bd, device, config) {
       return serial(async () => {
         checkBuffer(buffer, rowIndex);
         const o = checkOptions(options);
-        return runRow(buffer, rowIndex, o, o.history, (x, oo) => bd.decode(x, oo), true);
+        return runRow(buffer, rowIndex, o, o.history, (x, oo) => bd.decode(x, oo), true, false);
       });
     },
     /** One draw from row `row` (default 0). */
@@ -515,7 +665,7 @@ export function createGpuDecoder(bd, device, config) {
       return serial(async () => {
         checkBuffer(buffer, rowIndex);
         const o = checkOptions(options);
-        return runRow(buffer, rowIndex, o, o.history, (x, oo) => bd.sample(x, oo), true);
+        return runRow(buffer, rowIndex, o, o.history, (x, oo) => bd.sample(x, oo), true, true);
       });
     },
     decodeBatch: (buffer, rows, perRow) => batch('decode', buffer, rows, perRow),
@@ -536,6 +686,19 @@ export function createGpuDecoder(bd, device, config) {
     },
   };
   return api;
+}
+
+// The package's uniform for draw `step` of stream `seed` (src/rng.h).
+const kMask64 = (1n << 64n) - 1n;
+function mix64(z) {
+  z = ((z ^ (z >> 30n)) * 0xBF58476D1CE4E5B9n) & kMask64;
+  z = ((z ^ (z >> 27n)) * 0x94D049BB133111EBn) & kMask64;
+  return z ^ (z >> 31n);
+}
+export function uniformDraw(seed, step) {
+  const key = mix64(BigInt.asUintN(64, seed) ^ 0x6A09E667F3BCC909n);
+  const bits = mix64((key + (BigInt.asUintN(64, step) + 1n) * 0x9E3779B97F4A7C15n) & kMask64);
+  return Number(bits >> 11n) * 2 ** -53;
 }
 
 function randomSeed() {

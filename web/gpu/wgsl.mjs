@@ -21,7 +21,7 @@ export const kElemsPerThread = 8;
 export const kChunk = kThreads * kElemsPerThread;
 // Words of the control block (see struct Ctl) and of one per-workgroup partial.
 export const kCtlWords = 8;
-export const kPartialWords = 4;
+export const kPartialWords = 8;
 
 export function decoderWgsl(dtype) {
   const f16 = dtype === 'f16';
@@ -29,7 +29,7 @@ export function decoderWgsl(dtype) {
 ${f16 ? 'enable f16;' : ''}
 struct Params {
   vocab: u32, row_base: u32, max_cand: u32, n_listed: u32,
-  scale: f32, n_wg: u32, pad0: u32, pad1: u32,
+  scale: f32, scale_pow: f32, n_wg: u32, pad0: u32,
 };
 // level: next digit (0..8); done: the threshold is final; none: nothing to
 // select; remaining: keys still wanted at or below the picked prefix;
@@ -44,7 +44,8 @@ struct Ctl {
 @group(0) @binding(2) var<storage, read> listed: array<u32>;
 @group(0) @binding(3) var<storage, read_write> ctl: Ctl;
 @group(0) @binding(4) var<storage, read_write> hist: array<atomic<u32>, 256>;
-// Per workgroup: (max bits, sum bits, selectable count, flags).
+// Per workgroup, two vec4s: (max, sum at scale, selectable count, flags) and
+// (sum at scale_pow, sum at 1, 0, 0); sums are of exp((x - max) * s) as f32 bits.
 @group(0) @binding(5) var<storage, read_write> partials: array<vec4<u32>>;
 // [0, M): ids; [M, 2M): logit bits; [2M, 2M + n_listed): listed logit bits.
 @group(0) @binding(6) var<storage, read_write> outb: array<u32>;
@@ -54,6 +55,8 @@ const kElems = ${kElemsPerThread}u;
 const kChunk = ${kChunk}u;
 
 var<workgroup> sh_f: array<f32, ${kThreads}>;
+var<workgroup> sh_g: array<f32, ${kThreads}>;
+var<workgroup> sh_h: array<f32, ${kThreads}>;
 var<workgroup> sh_u: array<u32, ${kThreads}>;
 var<workgroup> sh_v: array<u32, ${kThreads}>;
 var<workgroup> sh_hist: array<atomic<u32>, 256>;
@@ -134,22 +137,36 @@ fn stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
   let wn = sh_u[0];
   let wf = sh_v[0];
   workgroupBarrier();
-  // Second sweep (cached): the workgroup's sum of exp((x - wmx) * scale).
-  var acc = 0.0;
+  // Second sweep (cached): the workgroup's sums of exp((x - wmx) * s) at the
+  // normaliser's scale (1 / T), at Bregman's power (alpha / T) and at 1 (the
+  // raw distribution, for logprobs).
+  var acc = vec3<f32>(0.0, 0.0, 0.0);
   for (var j = 0u; j < kElems; j++) {
     let i = base + j * kThreads + lid;
     if (i < P.vocab) {
       let x = load(i);
-      if (is_finite_bits(bitcast<u32>(x)) && !is_listed(i)) { acc += exp((x - wmx) * P.scale); }
+      if (is_finite_bits(bitcast<u32>(x)) && !is_listed(i)) {
+        let d = x - wmx;
+        acc += vec3<f32>(exp(d * P.scale), exp(d * P.scale_pow), exp(d));
+      }
     }
   }
-  sh_f[lid] = acc;
+  sh_f[lid] = acc.x;
+  sh_g[lid] = acc.y;
+  sh_h[lid] = acc.z;
   workgroupBarrier();
   for (var s = kThreads / 2u; s > 0u; s >>= 1u) {
-    if (lid < s) { sh_f[lid] += sh_f[lid + s]; }
+    if (lid < s) {
+      sh_f[lid] += sh_f[lid + s];
+      sh_g[lid] += sh_g[lid + s];
+      sh_h[lid] += sh_h[lid + s];
+    }
     workgroupBarrier();
   }
-  if (lid == 0u) { partials[wid.x] = vec4<u32>(bitcast<u32>(wmx), bitcast<u32>(sh_f[0]), wn, wf); }
+  if (lid == 0u) {
+    partials[2u * wid.x] = vec4<u32>(bitcast<u32>(wmx), bitcast<u32>(sh_f[0]), wn, wf);
+    partials[2u * wid.x + 1u] = vec4<u32>(bitcast<u32>(sh_g[0]), bitcast<u32>(sh_h[0]), 0u, 0u);
+  }
 }
 
 @compute @workgroup_size(${kThreads})
@@ -199,7 +216,7 @@ fn pick(@builtin(local_invocation_index) lid: u32) {
   var remaining = ctl.remaining;
   if (level == 0u) {
     var total = 0u;
-    for (var w = 0u; w < P.n_wg; w++) { total += partials[w].z; }
+    for (var w = 0u; w < P.n_wg; w++) { total += partials[2u * w].z; }
     remaining = min(total, P.max_cand);
     ctl.m = remaining;
     if (remaining == 0u) { ctl.done = 1u; ctl.none = 1u; return; }
