@@ -242,3 +242,21 @@ test('f16 logits (needs shader-f16)', async (t) => {
   });
   assert.deepEqual(r, []);
 });
+
+test('the bench page (npm run bench:gpu) runs and reports bytes read back', async () => {
+  const bench = await context.newPage();
+  const errors = [];
+  bench.on('pageerror', (e) => errors.push(String(e)));
+  await bench.goto(`${url}/web/bench/gpu.html?auto&reps=1&sizes=32000`);
+  await bench.waitForFunction(() => window.benchResults !== undefined || document.getElementById('status').textContent.startsWith('Error'), null, { timeout: 120000 });
+  const r = await bench.evaluate(() => ({ results: window.benchResults, status: document.getElementById('status').textContent }));
+  await bench.close();
+  assert.deepEqual(errors, []);
+  assert.equal(r.status, 'done');
+  assert.equal(r.results.length, 5);
+  for (const x of r.results) {
+    assert.equal(x.readbackBytes, 4 * 32000);
+    if (!x.path.startsWith('fallback')) assert.ok(x.gpuBytes < x.readbackBytes / 4, JSON.stringify(x));
+  }
+  console.log(`# bench (SwiftShader, meaningless timings): ${r.results.map((x) => `${JSON.stringify(x.options)} ${x.gpuBytes} B (${x.path})`).join('; ')}`);
+});
