@@ -170,7 +170,7 @@ export interface GpuDecoderConfig {
   vocab: number;
   /** Candidates selected on the GPU and read back (256..65536, default 1024). */
   maxCandidates?: number;
-  /** 'f16' needs a device with the 'shader-f16' feature. */
+  /** 'f16': the buffer holds IEEE halves (no shader-f16 feature needed). */
   dtype?: 'f32' | 'f16';
 }
 

@@ -148,3 +148,29 @@ export async function statelessSweep({ bd, device, upload }, sizes, maxCandidate
   }
   return { bad, n, paths };
 }
+
+// Float32 -> IEEE half bits (round to nearest even; |x| within the half range
+// or +-Infinity) and the halves back as float32 (exact).
+export function toHalf(data) {
+  const n = data.length + (data.length % 2);
+  const half = new Uint16Array(n), back = new Float32Array(data.length);
+  const f = new Float32Array(1), u = new Uint32Array(f.buffer);
+  for (let i = 0; i < data.length; i++) {
+    f[0] = data[i];
+    const x = u[0], sign = (x >>> 16) & 0x8000;
+    let e = ((x >>> 23) & 0xff) - 127 + 15, m = x & 0x7fffff;
+    let h;
+    if (((x >>> 23) & 0xff) === 0xff) h = sign | 0x7c00 | (m ? 0x200 : 0);
+    else if (e <= 0) h = sign;  // flush tiny values to zero (not used by the rows here)
+    else {
+      let hm = m >>> 13;
+      const rest = m & 0x1fff;
+      if (rest > 0x1000 || (rest === 0x1000 && (hm & 1))) { hm++; if (hm === 0x400) { hm = 0; e++; } }
+      h = e >= 31 ? sign | 0x7c00 : sign | (e << 10) | hm;
+    }
+    half[i] = h;
+    const he = (h >> 10) & 0x1f, hm = h & 0x3ff, s = h & 0x8000 ? -1 : 1;
+    back[i] = he === 31 ? (hm ? NaN : s * Infinity) : he === 0 ? s * hm * 2 ** -24 : s * (1 + hm / 1024) * 2 ** (he - 15);
+  }
+  return { half, back };
+}

@@ -97,9 +97,6 @@ export function createGpuDecoder(bd, device, config) {
     throw new RangeError(`maxCandidates must be an integer in [256, 65536], got ${maxCandidates}`);
   }
   if (dtype !== 'f32' && dtype !== 'f16') throw new RangeError(`dtype must be 'f32' or 'f16', got ${dtype}`);
-  if (dtype === 'f16' && !device.features.has('shader-f16')) {
-    throw new RangeError("dtype 'f16' needs a device created with the 'shader-f16' feature");
-  }
   const U = bufferUsage();
   const elemBytes = dtype === 'f16' ? 2 : 4;
   const M = Math.min(maxCandidates, vocab);

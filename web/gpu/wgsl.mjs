@@ -26,7 +26,6 @@ export const kPartialWords = 8;
 export function decoderWgsl(dtype) {
   const f16 = dtype === 'f16';
   return /* wgsl */ `
-${f16 ? 'enable f16;' : ''}
 struct Params {
   vocab: u32, row_base: u32, max_cand: u32, n_listed: u32,
   scale: f32, scale_pow: f32, n_wg: u32, pad0: u32,
@@ -39,7 +38,9 @@ struct Ctl {
   pre_hi: u32, pre_lo: u32, m: u32, count: atomic<u32>,
 };
 
-@group(0) @binding(0) var<storage, read> logits: array<${f16 ? 'f16' : 'f32'}>;
+// f16 rows are read as packed u32 pairs (unpack2x16float is core WGSL: no
+// shader-f16 feature needed); f32 rows directly.
+@group(0) @binding(0) var<storage, read> logits: array<${f16 ? 'u32' : 'f32'}>;
 @group(0) @binding(1) var<uniform> P: Params;
 @group(0) @binding(2) var<storage, read> listed: array<u32>;
 @group(0) @binding(3) var<storage, read_write> ctl: Ctl;
@@ -62,7 +63,18 @@ var<workgroup> sh_v: array<u32, ${kThreads}>;
 var<workgroup> sh_hist: array<atomic<u32>, 256>;
 var<workgroup> sh_done: u32;
 
-fn load(i: u32) -> f32 { return f32(logits[P.row_base + i]); }
+${f16 ? `// The f32 bits of half number i of the row: exact for finite halves (by
+// unpack2x16float); infinities and NaN are rebuilt from the bits, since
+// unpack2x16float need not preserve them.
+fn load_bits(i: u32) -> u32 {
+  let idx = P.row_base + i;
+  let word = logits[idx >> 1u];
+  let h = (word >> (16u * (idx & 1u))) & 0xFFFFu;
+  if ((h & 0x7C00u) == 0x7C00u) { return ((h & 0x8000u) << 16u) | 0x7F800000u | ((h & 0x3FFu) << 13u); }
+  let pair = unpack2x16float(word);
+  return bitcast<u32>(select(pair.x, pair.y, (idx & 1u) == 1u));
+}` : `fn load_bits(i: u32) -> u32 { return bitcast<u32>(logits[P.row_base + i]); }`}
+fn load(i: u32) -> f32 { return bitcast<f32>(load_bits(i)); }
 
 // Finite: neither NaN nor an infinity (decided on the bits: WGSL arithmetic
 // need not honour IEEE infinities).
@@ -113,8 +125,8 @@ fn stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
   for (var j = 0u; j < kElems; j++) {
     let i = base + j * kThreads + lid;
     if (i < P.vocab) {
-      let x = load(i);
-      let b = bitcast<u32>(x);
+      let b = load_bits(i);
+      let x = bitcast<f32>(b);
       if (!is_finite_bits(b)) {
         if ((b & 0x007fffffu) != 0u) { flags |= 1u; } else if ((b & 0x80000000u) == 0u) { flags |= 2u; }
       } else {
@@ -145,7 +157,7 @@ fn stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
     let i = base + j * kThreads + lid;
     if (i < P.vocab) {
       let x = load(i);
-      if (is_finite_bits(bitcast<u32>(x)) && !is_listed(i)) {
+      if (is_finite_bits(load_bits(i)) && !is_listed(i)) {
         let d = x - wmx;
         acc += vec3<f32>(exp(d * P.scale), exp(d * P.scale_pow), exp(d));
       }
@@ -182,7 +194,7 @@ fn histo(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
   for (var j = 0u; j < kElems; j++) {
     let i = base + j * kThreads + lid;
     if (i < P.vocab) {
-      let b = bitcast<u32>(load(i));
+      let b = load_bits(i);
       if (is_finite_bits(b) && !is_listed(i)) {
         let hi = key_hi(b);
         let lo = ~i;
@@ -254,8 +266,8 @@ fn compact(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     for (var j = 0u; j < kElems; j++) {
       let i = base + j * kThreads + lid;
       if (i < P.vocab) {
-        let x = load(i);
-        let b = bitcast<u32>(x);
+        let b = load_bits(i);
+        let x = bitcast<f32>(b);
         if (is_finite_bits(b) && !is_listed(i)) {
           let hi = key_hi(b);
           let lo = ~i;
@@ -271,7 +283,7 @@ fn compact(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     }
   }
   for (var g = wid.x * kThreads + lid; g < P.n_listed; g += P.n_wg * kThreads) {
-    outb[2u * P.max_cand + g] = bitcast<u32>(load(listed[g]));
+    outb[2u * P.max_cand + g] = load_bits(listed[g]);
   }
 }
 `;
