@@ -199,7 +199,8 @@ test('fallbacks are detected and counted; errors match the CPU path', async () =
     const nanBuf = h.upload(nan);
     const errs = [];
     for (const f of [() => gd.decode(nanBuf, {}), () => gd.decode(new Float32Array(V), {}),
-      () => gd.decode(buf, { top_p: 2 }), () => gd.decode(buf, {}, 1)]) {
+      () => gd.decode(buf, { top_p: 2 }), () => gd.decode(buf, {}, 1), () => gd.sample(buf, { banned_tokens: 5 }),
+      () => gd.decode(buf, { logit_bias: { 40000: 1 }, top_k: 3 })]) {
       try { await f(); errs.push('none'); } catch (e) { errs.push(`${e.constructor.name}: ${e.message}`); }
     }
     const ctor = [];
@@ -220,6 +221,8 @@ test('fallbacks are detected and counted; errors match the CPU path', async () =
   assert.match(r.errs[1], /^TypeError: logits must be a GPUBuffer/);
   assert.match(r.errs[2], /^RangeError: top_p/);
   assert.match(r.errs[3], /^RangeError: .*no row 1/);
+  assert.match(r.errs[4], /^TypeError: banned_tokens/);
+  assert.match(r.errs[5], /^RangeError: logit_bias: token id 40000/);
   assert.deepEqual(r.ctor, ['RangeError', 'RangeError', 'RangeError', 'TypeError']);
 });
 

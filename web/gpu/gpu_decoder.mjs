@@ -56,7 +56,8 @@ function bufferUsage() {
 function listedIds(o, history, vocab, order, out) {
   const acting = new Set();
   const add = (v) => {
-    if (v === undefined || v === null) return;
+    // Ill-typed options are left to the CPU call, which throws the package's TypeError.
+    if (v === null || typeof v !== 'object') return;
     const it = v instanceof Map ? v.keys() : (typeof v === 'object' && !Array.isArray(v) &&
       !ArrayBuffer.isView(v)) ? Object.keys(v) : v;
     for (const x of it) {
@@ -461,7 +462,11 @@ export function createGpuDecoder(bd, device, config) {
         }
         const seeded = o.seed !== undefined;
         const oo = { ...o, return_distribution: true };
-        if (!seeded) { oo.seed = randomSeed(); oo.step = 0; }
+        if (!seeded) {
+          if (o.step !== undefined) throw new RangeError('step needs a seed');  // as the CPU path
+          oo.seed = randomSeed();
+          oo.step = 0;
+        }
         const result = cpu(row, oo);
         const u = uniformDraw(BigInt(oo.seed), BigInt(oo.step ?? 0));
         const { ids: dIds, probs } = result.distribution;

@@ -1,5 +1,5 @@
 // The WGSL of the GPU decoder: five compute entry points over one logits row
-// of a [rows, vocab] storage buffer (f32, or f16 with shader-f16), sharing one
+// of a [rows, vocab] storage buffer (f32, or f16 read as packed pairs), sharing one
 // bind group layout (gpu_decoder.mjs). Per row:
 //   init     clears the selection state and the global histogram
 //   stats    per workgroup: max and sum exp((x - max) * scale) over the
