@@ -335,7 +335,7 @@ export function createGpuDecoder(bd, device, config) {
   // The candidates in the CPU's order (logit descending, lower id first).
   function sortCandidates(m) {
     for (let i = 0; i < m; i++) order[i] = i;
-    return order.subarray(0, m).sort((a, b) => (candLogits[b] - candLogits[a]) || (candIds[a] - candIds[b]));
+    return order.subarray(0, m).sort((a, b) => byKey(candLogits[a], candIds[a], candLogits[b], candIds[b]));
   }
 
   function fillRow(n, listedN, sorted) {
@@ -506,7 +506,7 @@ export function createGpuDecoder(bd, device, config) {
       result.raw_logprob = e[1] - rawMax - logZ;
     }
     if (result.top_logprobs) {
-      entries.sort((a, b) => (b[1] - a[1]) || (a[0] - b[0]));
+      entries.sort((a, b) => byKey(a[1], a[0], b[1], b[0]));
       result.top_logprobs = entries.slice(0, result.top_logprobs.length)
         .map(([token, v]) => ({ token, logprob: Math.fround(v - rawMax - logZ) }));
     }
@@ -688,6 +688,15 @@ export function createGpuDecoder(bd, device, config) {
     },
   };
   return api;
+}
+
+// The CPU's candidate order (src/candidates.cc, OrderKey): logit descending,
+// +0 above -0, then the lower id.
+function byKey(la, ia, lb, ib) {
+  if (la !== lb) return lb > la ? 1 : -1;
+  const za = Object.is(la, -0), zb = Object.is(lb, -0);
+  if (za !== zb) return za ? 1 : -1;
+  return ia - ib;
 }
 
 // The package's uniform for draw `step` of stream `seed` (src/rng.h).
