@@ -76,13 +76,13 @@ test('stateless: every decoder family and the default chain equal the CPU path',
   assert.deepEqual(r.bad, []);
   assert.ok(r.n >= 800);
   // Each kind of answer actually happened: candidate paths and fallbacks.
-  for (const p of ['top_k', 'min_p', 'greedy', 'allowed_tokens', 'top_p nucleus restated',
+  for (const p of ['top_k', 'min_p', 'greedy', 'allowed_tokens', 'top_p nucleus restated', 'top_p with the tail mass',
     'bregman with the tail mass', 'every finite logit is a candidate']) {
     assert.ok(r.paths[p] > 0, `path ${p} never taken`);
   }
   for (const p of ['top_p nucleus larger than the candidates', 'no truncation: the draw walks the whole row',
     'top_p boundary within rounding of the normaliser',
-    'top_k 1024 >= maxCandidates', 'top_p after value edits (needs the edited normaliser)']) {
+    'top_k 1024 >= maxCandidates']) {
     assert.ok(r.paths[`fallback: ${p}`] > 0, `fallback ${p} never taken`);
   }
 });
@@ -109,6 +109,7 @@ test('stateful chains: 1000 steps, the same tokens as the CPU samplers', async (
       { seed: 26, bregman: { alpha: 1.5, lambda: 1e-3 } },
       { seed: 27, min_p: 0.05, repetition_penalty: 1.2, temperature: 1.1 },
       { seed: 28, temperature: 0, repetition_penalty: 1.5, penalty_last_n: 16 },
+      { seed: 29, repetition_penalty: 1.3, dry_multiplier: 0.5, top_p: 0.85, temperature: 0.9 },
     ];
     const gd = h.bd.createGpuDecoder(h.device, { vocab: V, maxCandidates: 1024 });
     const buf = h.device.createBuffer({ size: V * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });

@@ -65,6 +65,8 @@ export function optionSets(top, hist) {
     { history: hist, dry_multiplier: 0.8, no_repeat_ngram_size: 2, min_p: 0.05 },
     { history: hist, frequency_penalty: 0.5, presence_penalty: 0.3, temperature: 0 },
     { history: hist, repetition_penalty: 1.3, top_p: 0.9 },
+    { logit_bias: { [top]: -2, 11: 4 }, top_p: 0.5, min_p: 0.01 },
+    { history: hist, dry_multiplier: 0.8, presence_penalty: 0.5, top_p: 0.8, temperature: 0 },
     { samplers: ['temperature', 'top_p'], temperature: 0.7, top_p: 0.9 },
     { samplers: ['min_p', 'top_k', 'temperature'], min_p: 0.1, top_k: 10, temperature: 1.5 },
     { top_k: 40, return_distribution: true },

@@ -315,8 +315,7 @@ export function createGpuDecoder(bd, device, config) {
           return fits ? { kind: 'exact', reason: 'min_p' } : fallback('min_p set larger than the candidates');
         }
         case 'top_p':
-          if (edited) return fallback('top_p after value edits (needs the edited normaliser)');
-          return { kind: 'top_p', temp };
+          return { kind: edited ? 'top_p_edited' : 'top_p', temp };
         case 'bregman':
           if (edited) return fallback('bregman after value edits (needs the edited normaliser)');
           if (chain.slice(i + 1).some(on)) return fallback('stages after bregman over the whole row');
@@ -391,7 +390,7 @@ export function createGpuDecoder(bd, device, config) {
     if (phantomIds === null) phantomIds = new Int32Array(vocab);
     let placed = 0;
     for (let id = 0; id < vocab && placed < ph.n; id++) {
-      if (row[id] !== -Infinity) continue;
+      if (row[id] !== -Infinity || listedSet.has(id)) continue;
       row[id] = ph.l;
       phantomIds[placed++] = id;
     }
@@ -399,6 +398,76 @@ export function createGpuDecoder(bd, device, config) {
   }
   function clearPhantoms(ph) {
     for (let i = 0; i < ph.placed; i++) row[phantomIds[i]] = -Infinity;
+  }
+
+  // The options of the chain up to and including `last` (the nucleus alone).
+  const STAGE_KEYS = {
+    logit_bias: ['logit_bias', 'banned_tokens', 'allowed_tokens'],
+    penalties: ['repetition_penalty', 'frequency_penalty', 'presence_penalty', 'penalty_last_n'],
+    dry: ['dry_multiplier', 'dry_base', 'dry_allowed_length', 'dry_penalty_last_n', 'dry_sequence_breakers'],
+    no_repeat_ngram: ['no_repeat_ngram_size'],
+    temperature: ['temperature', 'dynatemp_range', 'dynatemp_exponent'],
+    top_p: ['top_p'],
+  };
+  function prefixOptions(o, chain, last, greedy) {
+    const samplers = chain.slice(0, chain.indexOf(last) + 1);
+    const p = { samplers };
+    for (const k of ['min_keep', 'history', 'seed', 'step']) if (o[k] !== undefined) p[k] = o[k];
+    for (const s of samplers) {
+      if (greedy && s === 'temperature') continue;  // greedy skips it on the whole row too
+      for (const k of STAGE_KEYS[s] ?? []) if (o[k] !== undefined) p[k] = o[k];
+    }
+    return p;
+  }
+
+  // top-p after edits that change values: the edited normaliser is the
+  // candidates' and listed ids' (edited by the CPU on the candidate row) plus
+  // the tail's mass, which the GPU knows. Phantoms carry the tail mass; the
+  // nucleus (the chain up to top-p alone) must come out the same with that
+  // mass moved by -+kMassMargin Z and must not reach the lowest selected
+  // candidate (then every member ranks above the whole tail). The nucleus
+  // grows with Z, so the CPU's own nucleus on the row is that one too, and
+  // the rest of the chain and the draw run on the same list: identical.
+  function editedTopPCall(o, temp, sel, cpu, nListed, chain, greedy) {
+    const m = sel.m;
+    let zSel = 0, last = 0;
+    for (let i = 0; i < m; i++) {
+      zSel += Math.exp((candLogits[i] - sel.max) / temp);
+      if (byKey(candLogits[i], candIds[i], candLogits[last], candIds[last]) > 0) last = i;
+    }
+    const Z = sel.z, tail = Math.max(Z - zSel, 0);
+    const eMin = Math.exp((sel.min - sel.max) / temp), slots = vocab - m - nListed;
+    const phantoms = (mass) => {
+      if (!(mass > 0)) return { n: 0, l: 0, mass: 0 };
+      let n = Math.ceil(mass / eMin) + 1;
+      for (let tries = 0; tries < 8 && n <= slots; tries++, n *= 2) {
+        const l = Math.fround(sel.max + temp * Math.log(mass / n));
+        if (l < sel.min && l > -3.4e38) return { n, l, mass: n * Math.exp((l - sel.max) / temp) };
+      }
+      return null;
+    };
+    const lower = phantoms(Math.max(tail - kMassMargin * Z, 0));
+    const upper = phantoms(tail + kMassMargin * Z);
+    const mid = phantoms(tail);
+    if (!lower || !upper || !mid) return { reason: 'top_p tail mass does not fit the free slots' };
+    const prefix = prefixOptions(o, chain, 'top_p', greedy);
+    const lowest = candIds[last];
+    fillRow(m, nListed, null);
+    try {
+      const nucleusWith = (ph) => {
+        placePhantoms(ph);
+        try { return bd.decode(row, prefix).ids; } finally { clearPhantoms(ph); }
+      };
+      const a = nucleusWith(lower), b = nucleusWith(upper);
+      if (b.includes(lowest)) return { reason: 'top_p nucleus larger than the candidates' };
+      if (a.length !== b.length || a.some((x, i) => x !== b[i])) {
+        return { reason: 'top_p boundary within rounding of the normaliser' };
+      }
+      placePhantoms(mid);
+      try { return { result: cpu(row, o), reason: 'top_p with the tail mass' }; } finally { clearPhantoms(mid); }
+    } finally {
+      clearRow(m, nListed, null);
+    }
   }
 
   // Bregman on the untruncated row. Its k and q depend on the head's
@@ -541,9 +610,11 @@ export function createGpuDecoder(bd, device, config) {
     if (d.kind === 'exact') {
       fillRow(sel.m, ids.length, null);
       try { result = cpu(row, o); } finally { clearRow(sel.m, ids.length, null); }
-    } else if (d.kind === 'top_p' || d.kind === 'bregman') {
-      const r = !allowRewrite ? { reason: `${d.kind} over the whole row in a mirostat sampler` }
-        : d.kind === 'top_p' ? nucleusCall(o, d.temp, sel, cpu) : bregmanCall(o, d.temp, sel, cpu, isSample);
+    } else if (d.kind === 'top_p' || d.kind === 'top_p_edited' || d.kind === 'bregman') {
+      const r = !allowRewrite ? { reason: `${d.kind === 'bregman' ? 'bregman' : 'top_p'} over the whole row in a mirostat sampler` }
+        : d.kind === 'top_p' ? nucleusCall(o, d.temp, sel, cpu)
+          : d.kind === 'top_p_edited' ? editedTopPCall(o, d.temp, sel, cpu, ids.length, chain, greedy)
+            : bregmanCall(o, d.temp, sel, cpu, isSample);
       result = r.result ?? null;
       reason = r.reason;
     }
