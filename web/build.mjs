@@ -23,6 +23,9 @@ copy(join(here, 'index.node.cjs'), 'index.cjs');
 copy(join(here, 'index.d.ts'), 'index.d.ts');
 // Integrations (subpath exports bregman-decoders/transformers and /webllm): plain ES modules.
 for (const f of ['transformers.mjs', 'transformers.d.ts', 'webllm.mjs', 'webllm.d.ts']) copy(join(here, 'adapters', f), f);
+// The WebGPU decoder (ES module only): dist/gpu/.
+mkdirSync(join(distDir, 'gpu'), { recursive: true });
+for (const f of ['gpu_decoder.mjs', 'wgsl.mjs']) copy(join(here, 'gpu', f), join('gpu', f));
 
 const api = readFileSync(join(here, 'src', 'api.js'), 'utf8');
 writeFileSync(join(distDir, 'api.mjs'), api);

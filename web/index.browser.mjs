@@ -1,6 +1,7 @@
 // Entry for browsers, workers and bundlers: the ES module build and its .wasm.
 import createBregmanModule from './bregman_decoders.mjs';
 import { createApi } from './api.mjs';
+import { createGpuDecoder } from './gpu/gpu_decoder.mjs';
 
 function entropy32() {
   const a = new Uint32Array(1);
@@ -14,7 +15,10 @@ function entropy32() {
  */
 export async function load(init = {}) {
   const M = await createBregmanModule({ ...init });
-  return createApi(M, entropy32);
+  const bd = createApi(M, entropy32);
+  // Logits in a GPUBuffer (WebGPU): docs/webgpu.md.
+  bd.createGpuDecoder = (device, config) => createGpuDecoder(bd, device, config);
+  return bd;
 }
 
 export default load;

@@ -176,6 +176,59 @@ export interface BregmanDecoders {
   memoryBytes(): number;
   /** Frees the wasm-side decoder. */
   dispose(): void;
+  /**
+   * A decoder for logits in a WebGPU buffer [rows, vocab] (ES module build only; docs/webgpu.md).
+   * `device` is a GPUDevice (typed loosely so these typings need no WebGPU lib).
+   */
+  createGpuDecoder?(device: unknown, config: GpuDecoderConfig): GpuDecoder;
+}
+
+export interface GpuDecoderConfig {
+  vocab: number;
+  /** Candidates selected on the GPU and read back (256..65536, default 1024). */
+  maxCandidates?: number;
+  /** 'f16': the buffer holds IEEE halves (no shader-f16 feature needed). */
+  dtype?: 'f32' | 'f16';
+}
+
+/** What one GPU call did. */
+export interface GpuReport {
+  bytesRead: number;
+  /** null, or why the whole row was read back. */
+  fallback: string | null;
+  /** How the answer was obtained ('top_k', 'min_p', 'top_p nucleus restated', ..., 'full readback'). */
+  path: string;
+  candidates: number;
+  /** Full-row reads on the GPU (statistics, histogram levels, compaction). */
+  rowPasses: number;
+  dispatches: number;
+}
+
+export interface GpuSampler {
+  sample(buffer: unknown, row?: number): Promise<Sample & { gpu: GpuReport }>;
+  decode(buffer: unknown, row?: number): Promise<Distribution & { gpu: GpuReport }>;
+  accept(token: number): void;
+  reset(): void;
+  clone(): GpuSampler;
+  readonly historyLength: number;
+  readonly step: number;
+  dispose(): void;
+}
+
+export interface GpuDecoder {
+  readonly vocab: number;
+  readonly maxCandidates: number;
+  readonly dtype: 'f32' | 'f16';
+  decode(buffer: unknown, options?: DecodeOptions, row?: number): Promise<Distribution & { gpu: GpuReport }>;
+  sample(buffer: unknown, options?: DecodeOptions, row?: number): Promise<Sample & { gpu: GpuReport }>;
+  decodeBatch(buffer: unknown, rows: number, perRow?: DecodeOptions | (DecodeOptions | GpuSampler)[]): Promise<(Distribution & { gpu: GpuReport })[]>;
+  sampleBatch(buffer: unknown, rows: number, perRow?: DecodeOptions | (DecodeOptions | GpuSampler)[]): Promise<(Sample & { gpu: GpuReport })[]>;
+  createSampler(options?: Omit<DecodeOptions, 'history' | 'step'>): GpuSampler;
+  /** Totals since creation. */
+  readonly stats: { calls: number; fallbacks: number; bytesRead: number; fallbackReasons: Record<string, number> };
+  /** Bytes a call reads back on the candidate path (at most, without listed ids). */
+  readonly candidateReadbackBytes: number;
+  dispose(): void;
 }
 
 export interface LoadOptions {

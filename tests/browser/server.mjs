@@ -12,7 +12,7 @@ const types = {
   '.json': 'application/json', '.wasm': 'application/wasm', '.bin': 'application/octet-stream',
 };
 
-export function startServer() {
+export function startServer(port = 0) {
   const server = createServer(async (req, res) => {
     const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
     if (path.includes('..')) { res.writeHead(403).end(); return; }
@@ -25,6 +25,6 @@ export function startServer() {
     }
   });
   return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${server.address().port}` }));
+    server.listen(port, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${server.address().port}` }));
   });
 }

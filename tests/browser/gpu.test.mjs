@@ -1,0 +1,284 @@
+// createGpuDecoder in headless Chromium with WebGPU (SwiftShader's software
+// Vulkan here): logits in a GPUBuffer decode to exactly what the CPU path
+// gives for the same rows, options and seeds; fallbacks are detected, counted
+// and still give the CPU's answer. Fails (never skips) when the browser has no
+// WebGPU adapter.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { startServer } from './server.mjs';
+
+let server, url, context, page, profile;
+
+before(async () => {
+  ({ server, url } = await startServer());
+  profile = mkdtempSync(join(tmpdir(), 'bd-chromium-gpu-'));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    // WebGPU in headless Chromium without a GPU: SwiftShader's Vulkan adapter.
+    args: ['--headless', '--no-sandbox', '--enable-unsafe-webgpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e));
+  await page.goto(`${url}/tests/browser/gpu.html`);
+  await page.waitForFunction(() => window.gpuReady !== undefined);
+  await page.evaluate(async () => { await window.gpuReady; });
+  assert.deepEqual(errors, []);
+});
+
+after(async () => {
+  await context?.close();
+  server?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+const inPage = (fn, arg) => page.evaluate(async ({ src, arg }) => {
+  const h = await window.gpuReady;
+  const cases = await import('/tests/browser/gpu_cases.mjs');
+  // eslint-disable-next-line no-new-func
+  return new Function('h', 'cases', 'arg', `return (${src})(h, cases, arg);`)(h, cases, arg);
+}, { src: fn.toString(), arg });
+
+test('a WebGPU adapter is there (SwiftShader in headless Chromium)', async () => {
+  const info = await inPage(async (h) => ({
+    architecture: h.info.architecture, vendor: h.info.vendor, description: h.info.description, f16: h.f16,
+  }));
+  console.log(`# WebGPU adapter: ${JSON.stringify(info)}`);
+  assert.ok(info.architecture !== undefined);
+});
+
+test('uniformDraw in JS equals the package draw', async () => {
+  const r = await inPage(async (h) => {
+    const { uniformDraw } = await import('/dist/gpu/gpu_decoder.mjs');
+    // Equal logits, no truncation: the draw is the first i with (i + 1) / V > u.
+    const V = 1000, row = new Float32Array(V), bad = [];
+    for (let step = 0; step < 200; step++) {
+      const u = uniformDraw(77n, BigInt(step));
+      const t = h.bd.sample(row, { seed: 77, step }).token;
+      if (Math.abs(t - Math.floor(u * V)) > 1) bad.push([step, u, t]);
+    }
+    return bad;
+  });
+  assert.deepEqual(r, []);
+});
+
+// SwiftShader runs the shaders on the CPU (tens of ms per row at V = 32000):
+// the full option sweep runs up to V = 32000, a subset at 131072 and 262144.
+test('stateless: every decoder family and the default chain equal the CPU path', async () => {
+  const r = await inPage(async (h, cases) => cases.statelessSweep(h, [1000, 4096, 32000]));
+  console.log(`# ${r.n} calls; paths: ${JSON.stringify(r.paths)}`);
+  assert.deepEqual(r.bad, []);
+  assert.ok(r.n >= 800);
+  // Each kind of answer actually happened: candidate paths and fallbacks.
+  for (const p of ['top_k', 'min_p', 'greedy', 'allowed_tokens', 'top_p nucleus restated', 'top_p with the tail mass',
+    'bregman with the tail mass', 'every finite logit is a candidate']) {
+    assert.ok(r.paths[p] > 0, `path ${p} never taken`);
+  }
+  for (const p of ['top_p nucleus larger than the candidates', 'no truncation: the draw walks the whole row',
+    'top_p boundary within rounding of the normaliser',
+    'top_k 1024 >= maxCandidates']) {
+    assert.ok(r.paths[`fallback: ${p}`] > 0, `fallback ${p} never taken`);
+  }
+});
+
+test('stateless at V = 131072 and 262144: the main families equal the CPU path', async () => {
+  const r = await inPage(async (h, cases) => cases.statelessSweep(h, [131072, 262144], 2048,
+    { shapes: ['llm', 'peaked', 'flat'], sets: [0, 1, 4, 10, 14, 16, 17, 20, 27, 32], kinds: ['sample'] }));
+  console.log(`# ${r.n} calls; paths: ${JSON.stringify(r.paths)}`);
+  assert.deepEqual(r.bad, []);
+  assert.ok(r.n >= 60);
+  assert.ok(r.paths.top_k > 0 && r.paths['bregman with the tail mass'] > 0);
+});
+
+test('stateful chains: 1000 steps, the same tokens as the CPU samplers', async () => {
+  const r = await inPage(async (h, cases) => {
+    const V = 4096, steps = 1000;
+    const chains = [
+      { seed: 21, repetition_penalty: 1.3, presence_penalty: 0.2, penalty_last_n: 32, dry_multiplier: 0.8,
+        no_repeat_ngram_size: 3, top_k: 100, temperature: 0.9 },
+      { seed: 22, top_k: 200, typical_p: 0.9, xtc_probability: 0.5, xtc_threshold: 0.05, min_p: 0.01 },
+      { seed: 23, mirostat: 2, top_k: 500, mirostat_tau: 4, mirostat_eta: 0.2, frequency_penalty: 0.3 },
+      { seed: 24, top_k: 300, bregman: { divergence: 'dual', alpha: 1.5, lambda: 1e-3 }, dynatemp_range: 0.4 },
+      { seed: 25, top_p: 0.9, temperature: 0.8 },
+      { seed: 26, bregman: { alpha: 1.5, lambda: 1e-3 } },
+      { seed: 27, min_p: 0.05, repetition_penalty: 1.2, temperature: 1.1 },
+      { seed: 28, temperature: 0, repetition_penalty: 1.5, penalty_last_n: 16 },
+      { seed: 29, repetition_penalty: 1.3, dry_multiplier: 0.5, top_p: 0.85, temperature: 0.9 },
+    ];
+    const gd = h.bd.createGpuDecoder(h.device, { vocab: V, maxCandidates: 1024 });
+    const buf = h.device.createBuffer({ size: V * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+    const base = [cases.llmRow(V, cases.rng(5), 1.5), cases.llmRow(V, cases.rng(6), 1.1)];
+    const row = new Float32Array(V);
+    const bad = [], perChain = [];
+    for (const c of chains) {
+      const gs = gd.createSampler(c), cs = h.bd.createSampler(c);
+      let same = 0, fallbacks = 0;
+      for (let t = 0; t < steps; t++) {
+        // A new row each step: a rotation of one of two bases.
+        const b = base[t % 2];
+        for (let i = 0; i < V; i++) row[i] = b[(i + 37 * t) % V];
+        h.device.queue.writeBuffer(buf, 0, row);
+        const g = await gs.sample(buf);
+        const w = cs.sample(row);
+        if (g.gpu.fallback) fallbacks++;
+        if (g.token === w.token) same++;
+        else if (bad.length < 5) bad.push(`${JSON.stringify(c)} step ${t}: gpu ${g.token} cpu ${w.token} (${g.gpu.path})`);
+      }
+      perChain.push({ chain: JSON.stringify(c), same, fallbacks });
+      cs.dispose();
+      gs.dispose();
+    }
+    const stats = gd.stats;
+    // The wasm side stays flat: the candidate row reuses one workspace.
+    const mem0 = h.bd.memoryBytes(), ws0 = h.bd.workspaceBytes();
+    const s2 = gd.createSampler(chains[0]);
+    for (let t = 0; t < 50; t++) await s2.sample(buf);
+    s2.dispose();
+    const flat = h.bd.memoryBytes() === mem0 && h.bd.workspaceBytes() === ws0;
+    gd.dispose();
+    buf.destroy();
+    return { bad, perChain, stats, steps, flat };
+  });
+  for (const c of r.perChain) console.log(`# ${c.same}/${r.steps} same tokens, ${c.fallbacks} fallbacks: ${c.chain}`);
+  console.log(`# totals: ${JSON.stringify(r.stats)}`);
+  assert.deepEqual(r.bad, []);
+  assert.equal(r.stats.calls, r.steps * r.perChain.length);
+  assert.ok(r.flat, 'wasm memory or workspace grew in steady state');
+  // Only the top-p chain on the long-tailed base rows may need the whole row.
+  for (const c of r.perChain) if (!c.chain.includes('top_p')) assert.equal(c.fallbacks, 0, c.chain);
+  assert.equal(r.stats.fallbacks, r.perChain.reduce((s, c) => s + c.fallbacks, 0));
+});
+
+test('batches: [rows, V] with per-row options and samplers', async () => {
+  const r = await inPage(async (h, cases) => {
+    const V = 8192, rows = 3;
+    const data = new Float32Array(rows * V);
+    for (let b = 0; b < rows; b++) data.set(cases.llmRow(V, cases.rng(40 + b), 1.2 + 0.3 * b), b * V);
+    const buf = h.upload(data);
+    const gd = h.bd.createGpuDecoder(h.device, { vocab: V, maxCandidates: 512 });
+    const per = [{ top_k: 20, seed: 1 }, { top_p: 0.8, seed: 2 }, { bregman: { alpha: 2, lambda: 1e-3 }, seed: 3 }];
+    const bad = [];
+    const g = await gd.sampleBatch(buf, rows, per);
+    const c = h.bd.sampleBatch(data, V, per);
+    g.forEach((x, i) => { const e = cases.compareGpu(x, c[i]); if (e) bad.push(`sample row ${i}: ${e}`); });
+    const gdec = await gd.decodeBatch(buf, rows, { min_p: 0.05 });
+    const cdec = h.bd.decodeBatch(data, V, { min_p: 0.05 });
+    gdec.forEach((x, i) => { const e = cases.compareGpu(x, cdec[i]); if (e) bad.push(`decode row ${i}: ${e}`); });
+    // Samplers per row: three steps each.
+    const gsam = per.map((o) => gd.createSampler(o)), csam = per.map((o) => h.bd.createSampler(o));
+    for (let t = 0; t < 3; t++) {
+      const gs = await gd.sampleBatch(buf, rows, gsam);
+      const cs = h.bd.sampleBatch(data, V, csam);
+      gs.forEach((x, i) => { if (x.token !== cs[i].token) bad.push(`sampler row ${i} step ${t}`); });
+    }
+    gd.dispose();
+    return { bad, paths: g.map((x) => x.gpu.path) };
+  });
+  assert.deepEqual(r.bad, []);
+});
+
+test('fallbacks are detected and counted; errors match the CPU path', async () => {
+  const r = await inPage(async (h, cases) => {
+    const V = 32000;
+    const gd = h.bd.createGpuDecoder(h.device, { vocab: V, maxCandidates: 256 });
+    const flat = cases.flatRow(V, cases.rng(9));
+    const buf = h.upload(flat);
+    const before = gd.stats;
+    const a = await gd.sample(buf, { top_p: 0.9, seed: 4 });
+    const b = await gd.decode(buf, { top_k: 300 });
+    const c = await gd.decode(buf, { top_k: 100 });
+    const after = gd.stats;
+    const same = [cases.compareGpu(a, h.bd.sample(flat, { top_p: 0.9, seed: 4 })),
+      cases.compareGpu(b, h.bd.decode(flat, { top_k: 300 })), cases.compareGpu(c, h.bd.decode(flat, { top_k: 100 }))];
+    const nan = new Float32Array(V); nan[123] = NaN;
+    const nanBuf = h.upload(nan);
+    const errs = [];
+    for (const f of [() => gd.decode(nanBuf, {}), () => gd.decode(new Float32Array(V), {}),
+      () => gd.decode(buf, { top_p: 2 }), () => gd.decode(buf, {}, 1), () => gd.sample(buf, { banned_tokens: 5 }),
+      () => gd.decode(buf, { logit_bias: { 40000: 1 }, top_k: 3 })]) {
+      try { await f(); errs.push('none'); } catch (e) { errs.push(`${e.constructor.name}: ${e.message}`); }
+    }
+    const ctor = [];
+    for (const cfg of [{ vocab: 0 }, { vocab: V, maxCandidates: 10 }, { vocab: V, dtype: 'bf16' }, null]) {
+      try { h.bd.createGpuDecoder(h.device, cfg); ctor.push('none'); } catch (e) { ctor.push(e.constructor.name); }
+    }
+    return { a: a.gpu, b: b.gpu, c: c.gpu, before, after, same, errs, ctor, f16: h.f16, V };
+  });
+  assert.equal(r.a.fallback, 'top_p nucleus larger than the candidates');
+  assert.equal(r.a.bytesRead > 4 * r.V, true);
+  assert.equal(r.b.fallback, 'top_k 300 >= maxCandidates');
+  assert.equal(r.c.fallback, null);
+  assert.ok(r.c.bytesRead < 8 * 1024, `candidate path read ${r.c.bytesRead} bytes`);
+  assert.equal(r.after.fallbacks - r.before.fallbacks, 2);
+  assert.equal(r.after.calls - r.before.calls, 3);
+  assert.deepEqual(r.same, [null, null, null]);
+  assert.match(r.errs[0], /^RangeError: logits contains NaN/);
+  assert.match(r.errs[1], /^TypeError: logits must be a GPUBuffer/);
+  assert.match(r.errs[2], /^RangeError: top_p/);
+  assert.match(r.errs[3], /^RangeError: .*no row 1/);
+  assert.match(r.errs[4], /^TypeError: banned_tokens/);
+  assert.match(r.errs[5], /^RangeError: logit_bias: token id 40000/);
+  assert.deepEqual(r.ctor, ['RangeError', 'RangeError', 'RangeError', 'TypeError']);
+});
+
+// f16 rows are read as packed pairs (unpack2x16float): no shader-f16 needed,
+// so SwiftShader runs them too. The CPU path gets the same halves as f32.
+test('f16 logits: the same answers as the CPU path on the halves', async () => {
+  const r = await inPage(async (h, cases) => {
+    const bad = [], paths = {};
+    for (const [V, rows] of [[4097, 2], [32000, 3]]) {
+      const data = new Float32Array(rows * V);
+      for (let b = 0; b < rows; b++) data.set(cases.llmRow(V, cases.rng(60 + b), 1.3 + 0.3 * b), b * V);
+      data[7] = -Infinity;  // a banned token survives the half encoding
+      const { half, back } = cases.toHalf(data);
+      const buf = h.upload(new Uint8Array(half.buffer));
+      const gd = h.bd.createGpuDecoder(h.device, { vocab: V, dtype: 'f16' });
+      for (let b = 0; b < rows; b++) {
+        const row = back.subarray(b * V, (b + 1) * V);
+        for (const o of [{ top_k: 40, seed: 1 }, { min_p: 0.05, seed: 2 }, { temperature: 0 }, { seed: 3 },
+          { top_p: 0.8, seed: 4 }, { bregman: { alpha: 1.5, lambda: 1e-3 }, seed: 5 }, { top_k: 10, logprobs: true, seed: 6 }]) {
+          for (const kind of ['sample', 'decode']) {
+            const g = await gd[kind](buf, o, b);
+            paths[g.gpu.fallback ? `fallback: ${g.gpu.fallback}` : g.gpu.path] = 1;
+            const e = cases.compareGpu(g, h.bd[kind](row, o));
+            if (e) bad.push(`V=${V} row ${b} ${kind} ${JSON.stringify(o)}: ${e}`);
+          }
+        }
+      }
+      const nan = new Uint16Array(V + (V % 2)); nan[5] = 0x7e00;
+      const nanBuf = h.upload(new Uint8Array(nan.buffer));
+      try { await gd.decode(nanBuf, {}); bad.push('NaN half accepted'); } catch (e) {
+        if (!/NaN/.test(e.message)) bad.push(`NaN half: ${e.message}`);
+      }
+      gd.dispose();
+    }
+    return { bad, paths: Object.keys(paths) };
+  });
+  console.log(`# f16 paths: ${r.paths.join(', ')}`);
+  assert.deepEqual(r.bad, []);
+  assert.ok(r.paths.includes('top_k') && r.paths.includes('top_p nucleus restated'));
+});
+
+test('the bench page (npm run bench:gpu) runs and reports bytes read back', async () => {
+  const bench = await context.newPage();
+  const errors = [];
+  bench.on('pageerror', (e) => errors.push(String(e)));
+  await bench.goto(`${url}/web/bench/gpu.html?auto&reps=1&sizes=32000`);
+  await bench.waitForFunction(() => window.benchResults !== undefined || document.getElementById('status').textContent.startsWith('Error'), null, { timeout: 120000 });
+  const r = await bench.evaluate(() => ({ results: window.benchResults, status: document.getElementById('status').textContent }));
+  await bench.close();
+  assert.deepEqual(errors, []);
+  assert.equal(r.status, 'done');
+  assert.equal(r.results.length, 5);
+  for (const x of r.results) {
+    assert.equal(x.readbackBytes, 4 * 32000);
+    if (!x.path.startsWith('fallback')) assert.ok(x.gpuBytes < x.readbackBytes / 4, JSON.stringify(x));
+  }
+  console.log(`# bench (SwiftShader, meaningless timings): ${r.results.map((x) => `${JSON.stringify(x.options)} ${x.gpuBytes} B (${x.path})`).join('; ')}`);
+});
