@@ -38,6 +38,9 @@ const timing = quick ? { maxReps: 5, budgetMs: 40 } : { maxReps: 15, budgetMs: 3
 const KINDS = ['llm', 'flat'];
 
 const log = (m) => process.stderr.write(`${m}\n`);
+const phases = {};
+let phaseStart = performance.now();
+const phase = (name) => { const t = performance.now(); phases[name] = Number(((t - phaseStart) / 1000).toFixed(1)); phaseStart = t; };
 const sh = (cmd, a) => { try { return execFileSync(cmd, a, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(); } catch { return null; } };
 
 // ---- rows (written once, read by every side)
@@ -57,25 +60,38 @@ const bd = await load();
 const floor = await suite.loadFloor(readFileSync(join(root, 'build-wasm/bench/floor.wasm')));
 const T = await import('@huggingface/transformers');
 
-// ---- Bregman lambdas: per row, k ~ 10, ~ 1000, >= V/2 (found once, here).
-// k is non-increasing in lambda: bisect log10(lambda) for the largest lambda
-// with k >= want, then take whichever neighbour gives k closer to the target.
+// ---- Bregman lambdas: per row, k ~ 10, ~ 1000, >= V/2 (found once, here,
+// and used by every environment). k is non-increasing in lambda. Large-k
+// calls are slow, so the search walks lambda two decades at a time from 1e-2
+// until it brackets the target, then bisects log10(lambda) a few times
+// between the last two points: to within 25% of 10 or 1000, or into
+// [V/2, 0.9 V] for the third target.
 function calibrate(data, { divergence, alpha, target }) {
   const V = data.length;
-  const want = target === 'half' ? Math.ceil(V / 2) : Math.min(target, V);
+  const half = target === 'half';
+  const want = half ? Math.ceil(V / 2) : Math.min(target, V);
   const kAt = (e) => bd.decode(data, { bregman: { divergence, alpha, lambda: 10 ** e } }).k;
-  let lo = -14, hi = 2;
-  const kLo = kAt(lo);
-  if (kLo < want) return { lambda: 10 ** lo, k: kLo };
-  for (let it = 0; it < 14; it++) {
+  const good = (k) => (half ? k >= want && k <= 0.9 * V : Math.abs(Math.log(k / want)) <= Math.log(1.25));
+  // Bracket: k(10^lo) >= want > k(10^hi).
+  let lo = -2, kLo = kAt(lo), hi, kHi;
+  if (kLo >= want) {
+    hi = lo; kHi = kLo;
+    while (kHi >= want && hi < 8) { lo = hi; kLo = kHi; hi += 2; kHi = kAt(hi); }
+    if (kHi >= want) return { lambda: 10 ** hi, k: kHi };  // cannot get below the target
+  } else {
+    while (kLo < want && lo > -16) { hi = lo; kHi = kLo; lo -= 2; kLo = kAt(lo); }
+    if (kLo < want) return { lambda: 10 ** lo, k: kLo };  // cannot reach the target
+  }
+  for (let it = 0; it < 8 && !good(kLo); it++) {
     const mid = (lo + hi) / 2;
-    if (kAt(mid) >= want) lo = mid; else hi = mid;
+    const k = kAt(mid);
+    if (k >= want) { lo = mid; kLo = k; } else { hi = mid; kHi = k; }
   }
-  const a = kAt(lo), b = kAt(hi);
-  if (target === 'half' || Math.abs(Math.log(a / want)) <= Math.abs(Math.log(Math.max(b, 1) / want))) {
-    return { lambda: 10 ** lo, k: a };
+  // k ~ target: the closer of the two ends; >= V/2: the end that reaches it.
+  if (!half && Math.abs(Math.log(Math.max(kHi, 1) / want)) < Math.abs(Math.log(kLo / want))) {
+    return { lambda: 10 ** hi, k: kHi };
   }
-  return { lambda: 10 ** hi, k: b };
+  return { lambda: 10 ** lo, k: kLo };
 }
 const lambdas = {};
 const calibration = {};
@@ -90,11 +106,14 @@ for (const row of rows) {
   log(`calibrated ${row.id}`);
 }
 
+phase('rows and calibration');
+
 // ---- Node
 log('node ...');
 const node = await suite.runEnvironment({ env: 'node', bd, floor, T, rows, lambdas, timing, log });
 const results = [...node.results];
 const checks = [...node.checks];
+phase('node');
 
 // ---- native (build/bd_native_bench on the same row files and options)
 const nativeBin = join(root, 'build', 'bd_native_bench');
@@ -130,6 +149,7 @@ if (!flag('--no-native')) {
       config: isFloor ? null : j.config, ms: j.ms, reps: j.reps, batch: 1,
       ...(isFloor ? {} : { token: j.token, k: j.k }) });
   }
+  phase('native');
   nativeInfo = { binary: 'build/bd_native_bench', dispatch: 'Highway dynamic dispatch (best target of this CPU)' };
 }
 
@@ -161,6 +181,7 @@ if (!flag('--no-browser')) {
     if (errors.length) throw new Error(`page errors: ${errors.join('; ')}`);
     results.push(...r.results);
     checks.push(...r.checks);
+    phase('chromium');
     chromiumInfo = { version: context.browser()?.version() ?? sh('/usr/bin/chromium', ['--version']),
       userAgent: r.ua, target: r.target, crossOriginIsolated: r.isolated, ort: r.ort };
   } finally {
@@ -196,6 +217,7 @@ const report = {
     measured: 'GreedySampler: max(logits.data) (a JS loop). MultinomialSampler (do_sample, top_k): topk(logits, k) ' +
       '(an ONNX TopK session: onnxruntime-node in Node, onnxruntime-web WASM, 1 thread, in Chromium), ' +
       'softmax(v.data), a linear-scan weighted index. top_p / min_p / typical_p are not applied by 4.3.2.' },
+  seconds: phases,
   timing: { ...timing, statistic: 'median ms per call; calls batched to >= 1 ms per sample; 2 warm-up calls' },
   seed: suite.SEED, step: suite.STEP,
   rows: rows.map(({ id, kind, V }) => ({ id, kind, V })),

@@ -51,14 +51,25 @@ std::vector<float> ReadRow(const std::string& path) {
   return row;
 }
 
-// Median milliseconds of fn over up to max_reps calls (at least 5, stopping
-// once budget_ms is spent), after two warm-up calls. The same policy as the
-// JS side (bench/suite.mjs).
+// Median milliseconds of fn over up to max_reps calls (at least 5, 3 over
+// 100 ms, stopping
+// once budget_ms is spent), after two warm-up calls; a call slower than
+// kSlowMs is timed once (its warm-up). The same policy as bench/suite.mjs.
+constexpr double kSlowMs = 1000.0;
 template <typename Fn>
 double MedianMs(Fn fn, int max_reps, double budget_ms, int* reps_done) {
   using Clock = std::chrono::steady_clock;
+  const auto w0 = Clock::now();
   fn();
+  const double first = std::chrono::duration<double, std::milli>(Clock::now() - w0).count();
+  if (first > kSlowMs) {
+    *reps_done = 1;
+    return first;
+  }
+  const auto w1 = Clock::now();
   fn();
+  const double single = std::chrono::duration<double, std::milli>(Clock::now() - w1).count();
+  const int min_reps = single > 100.0 ? 3 : 5;
   std::vector<double> t;
   const auto start = Clock::now();
   for (int r = 0; r < max_reps; ++r) {
@@ -66,7 +77,7 @@ double MedianMs(Fn fn, int max_reps, double budget_ms, int* reps_done) {
     fn();
     const auto t1 = Clock::now();
     t.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    if (r >= 4 && std::chrono::duration<double, std::milli>(t1 - start).count() > budget_ms) break;
+    if (r >= min_reps - 1 && std::chrono::duration<double, std::milli>(t1 - start).count() > budget_ms) break;
   }
   *reps_done = static_cast<int>(t.size());
   std::sort(t.begin(), t.end());

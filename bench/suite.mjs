@@ -302,11 +302,17 @@ export async function loadFloor(bytes) {
 // ---------------------------------------------------------------- timing
 
 // Median milliseconds per call. Calls are timed in batches of at least
-// ~1 ms (browsers coarsen performance.now()), two warm-up calls first; at
-// least 5 batches, at most maxReps, stopping once budgetMs is spent.
+// ~1 ms (browsers coarsen performance.now()), after two warm-up calls; at
+// least 5 batches (3 for calls over 100 ms), at most maxReps, stopping once
+// budgetMs is spent. A call slower than SLOW_MS is timed once (its warm-up
+// call): reps = 1. The whole run has to fit in a few minutes on 2 cores.
+export const SLOW_MS = 1000;
 export async function medianMs(fn, { maxReps, budgetMs }) {
+  let t0 = performance.now();
   await fn();
-  const t0 = performance.now();
+  const first = performance.now() - t0;
+  if (first > SLOW_MS) return { ms: first, reps: 1, batch: 1 };
+  t0 = performance.now();
   await fn();
   const single = performance.now() - t0;
   const batch = Math.max(1, Math.min(1000, Math.ceil(1 / Math.max(single, 1e-4))));
@@ -317,7 +323,7 @@ export async function medianMs(fn, { maxReps, budgetMs }) {
     for (let b = 0; b < batch; b++) await fn();
     const z = performance.now();
     times.push((z - a) / batch);
-    if (r >= 4 && z - start > budgetMs) break;
+    if (r >= (single > 100 ? 2 : 4) && z - start > budgetMs) break;
   }
   times.sort((x, y) => x - y);
   const m = times.length >> 1;
