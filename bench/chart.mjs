@@ -21,7 +21,7 @@ const ms = (env, impl, row, config) =>
 
 const IMPLS = [
   { env: null, impl: 'wasm', name: 'bregman-decoders (wasm)', color: '#1f77b4' },
-  { env: 'native', impl: 'native', name: 'bregman-decoders (native, Node panel only)', color: '#2ca02c' },
+  { env: 'native', impl: 'native', name: 'bregman-decoders (native C++, top panel)', color: '#2ca02c' },
   { env: null, impl: 'plain-js', name: 'plain JS', color: '#ff7f0e' },
   { env: null, impl: 'transformers.js', name: 'transformers.js 4.3.2 sampler', color: '#9467bd' },
 ];
@@ -70,10 +70,16 @@ const rowId = `llm-${V}`;
 const ver = (s) => (s ?? '').split(' ').slice(0, 2).join(' ');
 y = panel('node', `Node ${r.machine.node}: V = ${V}, LLM-shaped row (median ms per call, log scale)`, rowId, y, out);
 if (r.results.some((x) => x.env === 'chromium')) {
-  y = panel('chromium', `${ver(r.machine.chromium) || 'Chromium'} (headless): the same row`, rowId, y, out);
+  y = panel('chromium', `Chromium ${ver(r.machine.chromium)} (headless): the same row`, rowId, y, out);
 }
-const legend = IMPLS.map((m, i) => `<rect x="${10 + i * 230}" y="34" width="12" height="10" fill="${m.color}"/><text x="${26 + i * 230}" y="43" font-size="11">${esc(m.name)}</text>`);
-const head = `<text x="10" y="20" font-size="13">bregman-decoders bench, ${esc(r.machine.cpu)} (${r.machine.nproc} cores, shared), commit ${esc((r.commit ?? '').slice(0, 10))}</text>`;
+let lx = 10;
+const legend = IMPLS.map((m) => {
+  const s = `<rect x="${lx}" y="34" width="12" height="10" fill="${m.color}"/><text x="${lx + 16}" y="43" font-size="11">${esc(m.name)}</text>`;
+  lx += 16 + m.name.length * 6 + 18;
+  return s;
+});
+const head = `<text x="10" y="20" font-size="13">bregman-decoders bench, ${esc(r.machine.cpu)} (${r.machine.nproc} cores, shared), ` +
+  `commit ${esc((r.commit ?? '').slice(0, 10))}${r.dirty ? ' (with local changes)' : ''}, ${esc(r.generated.slice(0, 16))} UTC</text>`;
 const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="920" height="${y}" viewBox="0 0 920 ${y}" font-family="sans-serif">
 <rect width="100%" height="100%" fill="white"/>
 ${head}
