@@ -302,7 +302,8 @@ export async function loadFloor(bytes) {
 // ---------------------------------------------------------------- timing
 
 // Median milliseconds per call. Calls are timed in batches of at least
-// ~1 ms (browsers coarsen performance.now()), after two warm-up calls; at
+// ~1 ms (browsers coarsen performance.now()), after warm-up calls (at least
+// three, and ~20 ms); at
 // least 5 batches (3 for calls over 100 ms), at most maxReps, stopping once
 // budgetMs is spent. A call slower than SLOW_MS is timed once (its warm-up
 // call): reps = 1. The whole run has to fit in a few minutes on 2 cores.
@@ -312,9 +313,14 @@ export async function medianMs(fn, { maxReps, budgetMs }) {
   await fn();
   const first = performance.now() - t0;
   if (first > SLOW_MS) return { ms: first, reps: 1, batch: 1 };
-  t0 = performance.now();
-  await fn();
-  const single = performance.now() - t0;
+  // Warm up (JIT tiers) for at least two more calls and ~20 ms.
+  let single = Infinity;
+  const warm = performance.now();
+  for (let w = 0; w < 2 || (performance.now() - warm < 20 && w < 200); w++) {
+    t0 = performance.now();
+    await fn();
+    single = Math.min(single, performance.now() - t0);
+  }
   const batch = Math.max(1, Math.min(1000, Math.ceil(1 / Math.max(single, 1e-4))));
   const times = [];
   const start = performance.now();
