@@ -145,6 +145,17 @@ const minPKeep = (row, ids, minP) => {
 
 export const plainJs = {
   greedy: (row) => { const t = argmax(row); return { token: t, ids: [t] }; },
+  // Softmax + inverse CDF in id order: a max pass, an exp-sum pass, a walk.
+  sample: (row, u) => {
+    let m = -Infinity;
+    for (let i = 0; i < row.length; i++) if (row[i] > m) m = row[i];
+    let z = 0;
+    for (let i = 0; i < row.length; i++) z += Math.exp(row[i] - m);
+    const target = u * z;
+    let cum = 0;
+    for (let i = 0; i < row.length; i++) { cum += Math.exp(row[i] - m); if (cum > target) return { token: i, ids: null }; }
+    return { token: row.length - 1, ids: null };
+  },
   topK: (k) => (row, u) => {
     const ids = heapTopK(row, k);
     return { token: draw(ids, probsOf(row, ids), u), ids };
@@ -210,11 +221,14 @@ export const DEFAULT_CHAIN = { top_k: 40, top_p: 0.95, min_p: 0.05, temperature:
 
 // Each: id, label, options for the library; js: the plain-JS sampler (or
 // null); tjs: what transformers.js does for it ('greedy', a top-k count, or
-// null where transformers.js 4.3.2 has no such decoder); same: how the plain
-// JS result is checked ('token': the same token; 'set': the same kept set).
+// 'all' for top_k = 0, or null where transformers.js 4.3.2 has no such
+// decoder); same: how the plain JS result is checked ('token': the same token;
+// 'set': the same kept set; 'cdf': the token is the draw of u from
+// softmax(row) up to 1e-6 of float rounding).
 export function configs() {
   const list = [
     { id: 'greedy', label: 'greedy', options: { temperature: 0 }, js: plainJs.greedy, tjs: 'greedy', same: 'token' },
+    { id: 'sample', label: 'softmax sample (no truncation)', options: {}, js: plainJs.sample, tjs: 'all', same: 'cdf' },
     { id: 'top_k_1', label: 'top-k 1', options: { top_k: 1 }, js: plainJs.topK(1), tjs: 1, same: 'token' },
     { id: 'top_k_40', label: 'top-k 40', options: { top_k: 40 }, js: plainJs.topK(40), tjs: 40, same: 'set' },
     { id: 'top_k_40_top_p_0.9', label: 'top-k 40 + top-p 0.9', options: { top_k: 40, top_p: 0.9 }, js: plainJs.topKTopP(40, 0.9), tjs: null, same: 'set' },
@@ -265,7 +279,7 @@ export function tjsSampler(T, k) {
     };
   }
   return async (tensor, rand) => {
-    const [v, i] = await T.topk(tensor, Math.min(k, tensor.dims.at(-1)));
+    const [v, i] = await T.topk(tensor, k === 'all' ? tensor.dims.at(-1) : Math.min(k, tensor.dims.at(-1)));
     const probabilities = T.softmax(v.data);
     let sum = 0;
     for (let j = 0; j < probabilities.length; ++j) sum += probabilities[j];
@@ -275,7 +289,7 @@ export function tjsSampler(T, k) {
       x -= probabilities[j];
       if (x < 0) { pick = j; break; }
     }
-    return { token: Number(i.data[pick]), ids: Array.from(i.data, Number) };
+    return { token: Number(i.data[pick]), ids: i.data };  // ids: BigInt64Array, converted by the checks
   };
 }
 
@@ -338,6 +352,23 @@ export async function medianMs(fn, { maxReps, budgetMs }) {
 
 // ---------------------------------------------------------------- one environment
 
+// Is `token` the inverse-CDF draw of u from softmax(row) walked in `order`
+// (ids; null: id order), allowing tol for float32 exp and summation order?
+function drawnWithin(row, token, u, order, tol = 1e-6) {
+  let m = -Infinity;
+  for (let i = 0; i < row.length; i++) if (row[i] > m) m = row[i];
+  let z = 0;
+  for (let i = 0; i < row.length; i++) z += Math.exp(row[i] - m);
+  let cum = 0;
+  for (let j = 0; j < row.length; j++) {
+    const id = order ? order[j] : j;
+    const next = cum + Math.exp(row[id] - m) / z;
+    if (id === token) return u >= cum - tol && u < next + tol;
+    cum = next;
+  }
+  return false;
+}
+
 const sameSet = (a, b) => {
   if (a.length !== b.length) return false;
   const s = new Set(a);
@@ -372,8 +403,11 @@ export async function runEnvironment({ env, bd, floor, T, rows, lambdas, timing,
       put('wasm', c.id, await medianMs(() => bd.sample(data, opts), timing), { token: lib.token, k: lib.k });
       if (c.js) {
         const ref = c.js(data, u);
-        put('plain-js', c.id, await medianMs(() => c.js(data, u), timing), { token: ref.token, k: ref.ids.length });
-        if (c.same === 'token') {
+        put('plain-js', c.id, await medianMs(() => c.js(data, u), timing), { token: ref.token, k: ref.ids ? ref.ids.length : data.length });
+        if (c.same === 'cdf') {
+          checks.push({ env, row: row.id, config: c.id, impl: 'wasm', ref: 'plain-js', what: 'cdf',
+            ok: ref.token === lib.token || drawnWithin(data, lib.token, u, null), got: lib.token, want: ref.token });
+        } else if (c.same === 'token') {
           checks.push({ env, row: row.id, config: c.id, impl: 'wasm', ref: 'plain-js', what: 'token',
             ok: lib.token === ref.token, got: lib.token, want: ref.token });
         } else {
@@ -384,10 +418,17 @@ export async function runEnvironment({ env, bd, floor, T, rows, lambdas, timing,
         if (c.tjs !== null && T) {
           const s = tjsFor(c.tjs);
           const got = await s(tensor, () => u);
-          put('transformers.js', c.id, await medianMs(() => s(tensor, Math.random), timing), { token: got.token, k: got.ids.length });
-          // Same decoder, same u, same walk order (sorted): same token and set.
-          checks.push({ env, row: row.id, config: c.id, impl: 'transformers.js', ref: 'plain-js', what: 'token+set',
-            ok: got.token === ref.token && sameSet(got.ids, ref.ids), got: got.token, want: ref.token });
+          const ids = Array.from(got.ids, Number);
+          put('transformers.js', c.id, await medianMs(() => s(tensor, Math.random), timing), { token: got.token, k: ids.length });
+          if (c.same === 'cdf') {
+            // transformers.js walks the sorted row: the draw of u in that order.
+            checks.push({ env, row: row.id, config: c.id, impl: 'transformers.js', ref: 'float64 CDF', what: 'cdf',
+              ok: ids.length === data.length && drawnWithin(data, got.token, u, ids), got: got.token, want: null });
+          } else {
+            // Same decoder, same u, same walk order (sorted): same token and set.
+            checks.push({ env, row: row.id, config: c.id, impl: 'transformers.js', ref: 'plain-js', what: 'token+set',
+              ok: got.token === ref.token && sameSet(ids, ref.ids), got: got.token, want: ref.token });
+          }
         }
       }
       log(`${env} ${row.id} ${c.id}`);

@@ -61,6 +61,8 @@ function checkShape(r, sizes) {
         assert.ok(r.checks.some((c) => c.env === env && c.row === row.id && c.config === config &&
           c.impl === 'transformers.js'), `${env} ${row.id} ${config} transformers.js check`);
       }
+      assert.ok(r.checks.filter((c) => c.env === env && c.row === row.id && c.config === 'sample' &&
+        c.what === 'cdf').length === 2, `${env} ${row.id} sample checks`);
       for (const config of ['top_k_40', 'top_p_0.9', 'min_p_0.05', 'typical_0.9', 'default_chain']) {
         assert.ok(r.checks.some((c) => c.env === env && c.row === row.id && c.config === config &&
           c.what === 'set'), `${env} ${row.id} ${config} set check`);
