@@ -227,7 +227,12 @@ const report = {
   results,
   checks,
 };
-writeFileSync(OUT, JSON.stringify(report, null, 1) + '\n');
+// One result / check per line: readable, and small diffs between runs.
+const json = (v) => JSON.stringify(v);
+const body = Object.entries(report).map(([k, v]) => (Array.isArray(v) && (k === 'results' || k === 'checks')
+  ? `${json(k)}: [\n${v.map((x) => `  ${json(x)}`).join(',\n')}\n]`
+  : `${json(k)}: ${JSON.stringify(v, null, 1).replace(/\n\s*/g, ' ')}`));
+writeFileSync(OUT, `{\n${body.join(',\n')}\n}\n`);
 
 // ---- console summary
 for (const row of rows) {
