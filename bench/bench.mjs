@@ -169,7 +169,9 @@ if (!flag('--no-browser')) {
     const page = await context.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(e));
+    const wasmFiles = new Set();
     page.on('response', (resp) => {
+      if (resp.url().endsWith('.wasm')) wasmFiles.add(new URL(resp.url()).pathname);
       if (resp.status() >= 400 && !resp.url().endsWith('/favicon.ico')) errors.push(`${resp.status()} ${resp.url()}`);
     });
     page.on('console', (m) => log(`chromium: ${m.text()}`));
@@ -183,7 +185,7 @@ if (!flag('--no-browser')) {
     checks.push(...r.checks);
     phase('chromium');
     chromiumInfo = { version: context.browser()?.version() ?? sh('/usr/bin/chromium', ['--version']),
-      userAgent: r.ua, target: r.target, crossOriginIsolated: r.isolated, ort: r.ort };
+      userAgent: r.ua, target: r.target, crossOriginIsolated: r.isolated, ort: r.ort, wasmFiles: [...wasmFiles] };
   } finally {
     await context.close();
     server.close();
@@ -214,6 +216,7 @@ const report = {
     node: process.version, chromium: chromiumInfo?.version ?? null },
   library: { target: bd.target, native: nativeInfo, chromium: chromiumInfo },
   transformers: { version: T.env?.version ?? null,
+    onnxruntime_node: JSON.parse(readFileSync(join(root, 'node_modules/onnxruntime-node/package.json'), 'utf8')).version,
     measured: 'GreedySampler: max(logits.data) (a JS loop). MultinomialSampler (do_sample, top_k): topk(logits, k) ' +
       '(an ONNX TopK session: onnxruntime-node in Node, onnxruntime-web WASM, 1 thread, in Chromium), ' +
       'softmax(v.data), a linear-scan weighted index. top_p / min_p / typical_p are not applied by 4.3.2.' },
