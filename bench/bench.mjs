@@ -126,7 +126,8 @@ if (!flag('--no-native')) {
     : [`${k}=${v}`]));
   for (const row of rows) {
     const f = join(rowsDir, row.file);
-    jobs.push([f, 'floor-max', 'floor=max'], [f, 'floor-max-sum-exp', 'floor=max_sum_exp']);
+    jobs.push([f, 'floor-max', 'floor=max'], [f, 'floor-max-sum-exp', 'floor=max_sum_exp'],
+      [f, 'floor-max-no-copy', 'floor=max_no_copy']);
     for (const c of suite.configs()) {
       const o = { ...suite.optionsFor(c, lambdas[row.id][c.id]), seed: suite.SEED, step: suite.STEP };
       jobs.push([f, c.id, ...optionArgs(o)]);
@@ -215,6 +216,7 @@ const report = {
   machine: { nproc: Number(sh('nproc', []) ?? cpus().length), cpu: cpuModel, os: `${platform()} ${release()}`,
     node: process.version, chromium: chromiumInfo?.version ?? null },
   library: { target: bd.target, native: nativeInfo, chromium: chromiumInfo },
+  zeroCopy: typeof bd.inputBuffer === 'function',
   transformers: { version: T.env?.version ?? null,
     onnxruntime_node: JSON.parse(readFileSync(join(root, 'node_modules/onnxruntime-node/package.json'), 'utf8')).version,
     measured: 'GreedySampler: max(logits.data) (a JS loop). MultinomialSampler (do_sample, top_k): topk(logits, k) ' +

@@ -21,6 +21,7 @@ const ms = (env, impl, row, config) =>
 
 const IMPLS = [
   { env: null, impl: 'wasm', name: 'bregman-decoders (wasm)', color: '#1f77b4' },
+  { env: null, impl: 'wasm-zero-copy', name: 'wasm, inputBuffer (no copy)', color: '#17becf' },
   { env: 'native', impl: 'native', name: 'bregman-decoders (native C++, top panel)', color: '#2ca02c' },
   { env: null, impl: 'plain-js', name: 'plain JS', color: '#ff7f0e' },
   { env: null, impl: 'transformers.js', name: 'transformers.js 4.3.2 sampler', color: '#9467bd' },
@@ -30,7 +31,7 @@ const fmt = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x >= 1 ? 
 
 function panel(env, title, rowId, y0, out) {
   const configs = r.configs;
-  const left = 330, width = 560, barH = 5, group = 4 * barH + 8;
+  const left = 330, width = 560, barH = 5, group = IMPLS.length * barH + 8;
   const vals = r.results.filter((x) => x.row === rowId && (x.env === env || (env === 'node' && x.env === 'native')))
     .map((x) => x.ms).filter((x) => x > 0);
   const lo = Math.floor(Math.log10(Math.min(...vals))), hi = Math.ceil(Math.log10(Math.max(...vals)));
@@ -43,12 +44,12 @@ function panel(env, title, rowId, y0, out) {
     out.push(`<line x1="${x}" y1="${top - 4}" x2="${x}" y2="${top + h}" stroke="#ddd"/>`);
     out.push(`<text x="${x}" y="${top - 8}" font-size="10" text-anchor="middle">${fmt(10 ** e)} ms</text>`);
   }
-  const floors = [['floor-max', 'copy + max'], ['floor-max-sum-exp', 'copy + max + sum exp']];
+  const floors = [['floor-max', 'copy + max'], ['floor-max-sum-exp', 'copy + max + sum exp'], ['floor-max-no-copy', 'max (no copy)']];
   floors.forEach(([impl, name], i) => {
     const f = ms(env, impl, rowId, null);
     if (!f) return;
     const x = X(f.ms);
-    out.push(`<line x1="${x}" y1="${top - 4}" x2="${x}" y2="${top + h}" stroke="#d62728" stroke-dasharray="${i ? '2,2' : '6,3'}"/>`);
+    out.push(`<line x1="${x}" y1="${top - 4}" x2="${x}" y2="${top + h}" stroke="#d62728" stroke-dasharray="${['6,3', '2,2', '1,4'][i]}"/>`);
     out.push(`<text x="${x + 3}" y="${top + h + 12 + 11 * i}" font-size="10" fill="#d62728">floor: ${name} ${fmt(f.ms)} ms</text>`);
   });
   configs.forEach((c, i) => {
@@ -92,21 +93,31 @@ writeFileSync(svgPath, svg);
 // ---------------------------------------------------------------- markdown
 
 const cell = (x) => (x ? fmt(x.ms) : '–');
+const zc = r.results.some((x) => x.impl === 'wasm-zero-copy');
+const COLUMNS = [
+  ['node', 'wasm', 'Node wasm'], ...(zc ? [['node', 'wasm-zero-copy', 'no copy']] : []),
+  ['native', 'native', 'native'], ['node', 'plain-js', 'plain JS'], ['node', 'transformers.js', 'transformers.js'],
+  ['chromium', 'wasm', 'Chromium wasm'], ...(zc ? [['chromium', 'wasm-zero-copy', 'no copy']] : []),
+  ['chromium', 'plain-js', 'plain JS'], ['chromium', 'transformers.js', 'transformers.js'],
+];
+const FLOORS = [['floor-max', 'floor: copy + max'], ['floor-max-sum-exp', 'floor: copy + max + sum exp'],
+  ['floor-max-no-copy', 'floor: max (no copy)']];
 function table(kind) {
   const id = `${kind}-${V}`;
   const lines = [
-    `| ${kind === 'llm' ? 'LLM-shaped' : 'flat'}, V = ${V} | k | Node wasm | native | plain JS | transformers.js | Chromium wasm | plain JS | transformers.js | plain JS / wasm (Node) |`,
-    '|---|---|---|---|---|---|---|---|---|---|',
+    `| ${kind === 'llm' ? 'LLM-shaped' : 'flat'}, V = ${V} | k | ${COLUMNS.map((c) => c[2]).join(' | ')} | plain JS / wasm (Node) |`,
+    `|---|---|${COLUMNS.map(() => '---|').join('')}---|`,
   ];
-  for (const [impl, name] of [['floor-max', 'floor: copy + max'], ['floor-max-sum-exp', 'floor: copy + max + sum exp']]) {
-    lines.push(`| ${name} | | ${cell(ms('node', impl, id, null))} | ${cell(ms('native', impl, id, null))} | | | ${cell(ms('chromium', impl, id, null))} | | | |`);
+  for (const [impl, name] of FLOORS) {
+    if (!r.results.some((x) => x.impl === impl && x.row === id)) continue;
+    // A floor sits in the library's columns of its environment.
+    lines.push(`| ${name} | | ${COLUMNS.map(([env, col]) => (col === 'wasm' || col === 'native'
+      ? cell(ms(env, impl, id, null)) : '')).join(' | ')} | |`);
   }
   for (const c of r.configs) {
     const w = ms('node', 'wasm', id, c.id);
     const j = ms('node', 'plain-js', id, c.id);
-    lines.push(`| ${c.label} | ${w?.k ?? ''} | ${cell(w)} | ${cell(ms('native', 'native', id, c.id))} | ${cell(j)} | ` +
-      `${cell(ms('node', 'transformers.js', id, c.id))} | ${cell(ms('chromium', 'wasm', id, c.id))} | ` +
-      `${cell(ms('chromium', 'plain-js', id, c.id))} | ${cell(ms('chromium', 'transformers.js', id, c.id))} | ` +
+    lines.push(`| ${c.label} | ${w?.k ?? ''} | ${COLUMNS.map(([env, impl]) => cell(ms(env, impl, id, c.id))).join(' | ')} | ` +
       `${w && j ? (j.ms / w.ms).toFixed(1) + 'x' : '–'} |`);
   }
   return lines.join('\n');

@@ -302,6 +302,9 @@ export async function loadFloor(bytes) {
   const { instance } = await WebAssembly.instantiate(bytes, {});
   const e = instance.exports;
   return {
+    // The zero-copy floor: the row already sits in the module's memory.
+    load(row) { new Float32Array(e.memory.buffer, e.bd_floor_buffer(row.length), row.length).set(row); },
+    maxResident(n) { return e.bd_floor_max(n); },
     max(row) {
       new Float32Array(e.memory.buffer, e.bd_floor_buffer(row.length), row.length).set(row);
       return e.bd_floor_max(row.length);
@@ -395,12 +398,26 @@ export async function runEnvironment({ env, bd, floor, T, rows, lambdas, timing,
       results.push({ env, impl, row: row.id, config, ms: t.ms, reps: t.reps, batch: t.batch, ...extra });
     put('floor-max', null, await medianMs(() => floor.max(data), timing));
     put('floor-max-sum-exp', null, await medianMs(() => floor.maxSumExp(data), timing));
+    // The floor without the copy: for a runtime that writes its logits into
+    // the module's memory itself (the package's inputBuffer, where it has one).
+    floor.load(data);
+    put('floor-max-no-copy', null, await medianMs(() => floor.maxResident(data.length), timing));
+    const zeroCopy = typeof bd.inputBuffer === 'function';
     const tensor = T ? new T.Tensor('float32', data, [data.length]) : null;
     for (const c of list) {
       const lambda = c.bregman ? lambdas[row.id][c.id] : undefined;
       const opts = { ...optionsFor(c, lambda), seed: SEED, step: STEP };
       const lib = bd.sample(data, opts);
       put('wasm', c.id, await medianMs(() => bd.sample(data, opts), timing), { token: lib.token, k: lib.k });
+      if (zeroCopy) {
+        // The workspace has grown by now; the view stays valid while timing.
+        const view = bd.inputBuffer(data.length);
+        view.set(data);
+        const zc = bd.sample(view, opts);
+        put('wasm-zero-copy', c.id, await medianMs(() => bd.sample(view, opts), timing), { token: zc.token, k: zc.k });
+        checks.push({ env, row: row.id, config: c.id, impl: 'wasm-zero-copy', ref: 'wasm', what: 'token',
+          ok: zc.token === lib.token, got: zc.token, want: lib.token });
+      }
       if (c.js) {
         const ref = c.js(data, u);
         put('plain-js', c.id, await medianMs(() => c.js(data, u), timing), { token: ref.token, k: ref.ids ? ref.ids.length : data.length });

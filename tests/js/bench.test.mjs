@@ -28,7 +28,7 @@ function checkShape(r, sizes) {
     r.results.filter((x) => x.env === env && x.impl === impl && x.row === row && x.config === config);
   for (const row of r.rows) {
     for (const env of ENVS) {
-      for (const f of ['floor-max', 'floor-max-sum-exp']) {
+      for (const f of ['floor-max', 'floor-max-sum-exp', 'floor-max-no-copy']) {
         assert.equal(find(env, f, row.id, null).length, 1, `${env} ${f} ${row.id}`);
       }
       for (const c of suite.configs()) {
@@ -37,6 +37,7 @@ function checkShape(r, sizes) {
         assert.ok(lib[0].ms > 0 && Number.isFinite(lib[0].ms) && lib[0].reps >= 1);
         assert.ok(Number.isInteger(lib[0].token) && lib[0].token >= 0 && lib[0].token < row.V);
         if (env === 'native') continue;
+        assert.equal(find(env, 'wasm-zero-copy', row.id, c.id).length, r.zeroCopy ? 1 : 0, `${env} zero copy ${c.id}`);
         assert.equal(find(env, 'plain-js', row.id, c.id).length, c.js ? 1 : 0, `${env} plain-js ${c.id}`);
         assert.equal(find(env, 'transformers.js', row.id, c.id).length, c.tjs !== null ? 1 : 0,
           `${env} transformers.js ${c.id}`);
@@ -74,7 +75,7 @@ function checkShape(r, sizes) {
   for (const c of cross) assert.equal(c.impl, 'node+native+chromium');
 }
 
-test('npm run bench -- --quick runs side by side and every decoder agrees with its reference', () => {
+test('npm run bench -- --quick runs side by side and every decoder agrees with its reference', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bd-bench-test-'));
   try {
     const out = join(dir, 'results.json');
@@ -82,6 +83,8 @@ test('npm run bench -- --quick runs side by side and every decoder agrees with i
       { cwd: root, stdio: ['ignore', 'ignore', 'inherit'], timeout: 300_000 });
     const r = JSON.parse(readFileSync(out, 'utf8'));
     assert.equal(r.quick, true);
+    // The zero-copy path is timed exactly when this package has one.
+    assert.equal(r.zeroCopy, typeof (await load()).inputBuffer === 'function');
     checkShape(r, [4096]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -105,6 +108,16 @@ test('the checks catch a decoder that returns a different token or set', async (
   const caught = await suite.runEnvironment({ env: 'node', bd: wrong, floor, T: null, rows, lambdas, timing });
   const failed = caught.checks.filter((c) => !c.ok).map((c) => `${c.config} ${c.what}`).sort();
   assert.deepEqual(failed, ['greedy token', 'top_k_40 set']);
+  // A zero-copy input that reads the wrong row is caught too.
+  let buffer = null;
+  const stale = {
+    inputBuffer: (n) => (buffer = new Float32Array(n)),
+    sample: (l, o) => bd.sample(l === buffer ? l.map((x, i) => (i === 0 ? 1e9 : x)) : l, o),
+    decode: (l, o) => bd.decode(l, o),
+  };
+  const zc = await suite.runEnvironment({ env: 'node', bd: stale, floor, T: null, rows, lambdas, timing });
+  assert.ok(zc.checks.some((c) => c.impl === 'wasm-zero-copy' && !c.ok));
+  assert.ok(zc.checks.filter((c) => c.impl === 'wasm-zero-copy').length === suite.configs().length);
 });
 
 test('the published bench/results.json is a full run whose checks all pass', () => {
