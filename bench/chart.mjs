@@ -74,7 +74,7 @@ if (r.results.some((x) => x.env === 'chromium')) {
   y = panel('chromium', `Chromium ${ver(r.machine.chromium)} (headless): the same row`, rowId, y, out);
 }
 let lx = 10;
-const legend = IMPLS.map((m) => {
+const legend = IMPLS.filter((m) => r.results.some((x) => x.impl === m.impl)).map((m) => {
   const s = `<rect x="${lx}" y="34" width="12" height="10" fill="${m.color}"/><text x="${lx + 16}" y="43" font-size="11">${esc(m.name)}</text>`;
   lx += 16 + m.name.length * 6 + 18;
   return s;
