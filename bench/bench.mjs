@@ -203,6 +203,12 @@ for (const row of rows) {
     checks.push({ env: 'all', row: row.id, config: c.id, impl: got.map((r) => r.env).join('+'), ref: 'node',
       what: 'token across environments', ok: new Set(got.map((r) => r.token)).size === 1 && got.length >= 1,
       got: tokens.join(' '), want: got[0]?.token });
+    if (c.bregman) {
+      // The timed call kept the k the lambda was calibrated for, everywhere.
+      const want = calibration[row.id][c.id].k;
+      checks.push({ env: 'all', row: row.id, config: c.id, impl: got.map((r) => r.env).join('+'), ref: 'calibration',
+        what: 'Bregman k', ok: got.every((r) => r.k === want), got: got.map((r) => `${r.env}:${r.k}`).join(' '), want });
+    }
   }
 }
 

@@ -73,6 +73,8 @@ function checkShape(r, sizes) {
   const cross = r.checks.filter((c) => c.what === 'token across environments');
   assert.equal(cross.length, r.rows.length * ids.length);
   for (const c of cross) assert.equal(c.impl, 'node+native+chromium');
+  assert.equal(r.checks.filter((c) => c.what === 'Bregman k').length,
+    r.rows.length * suite.configs().filter((c) => c.bregman).length);
 }
 
 test('npm run bench -- --quick runs side by side and every decoder agrees with its reference', async () => {
