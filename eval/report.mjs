@@ -148,7 +148,7 @@ function tables(res) {
   for (const f of [...new Set(tf.points.map((p) => p.family))]) {
     const pts = tf.points.filter((p) => p.family === f && p.T === 1);
     const p = pts.reduce((b, q) => (Math.abs(Math.log(q.meanK / 20)) < Math.abs(Math.log(b.meanK / 20)) ? q : b));
-    out.push(`| ${f} | ${p.param} = ${p.value} | ${fmt(p.meanK, 1)} | ${p.medianK} | ${p.kP10}–${p.kP90} | ${fmt(p.kEntropySpearman, 2)} | ${p.meanKByEntropyQuartile.map((v) => fmt(v, 1)).join(', ')} |`);
+    out.push(`| ${f} | ${p.param} = ${p.value} | ${fmt(p.meanK, 1)} | ${fmt(p.medianK, 1)} | ${fmt(p.kP10, 0)}–${fmt(p.kP90, 0)} | ${fmt(p.kEntropySpearman, 2)} | ${p.meanKByEntropyQuartile.map((v) => fmt(v, 1)).join(', ')} |`);
   }
   out.push('');
   out.push(`## Open-ended generation (${g.prompts} held-out prompts of ${g.promptLen} tokens, ${g.contLen} tokens each)`);
