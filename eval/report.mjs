@@ -11,6 +11,11 @@ const COLORS = {
   'bregman dual a=2': '#5b2a86', 'pure sampling': '#000000',
 };
 const DASHED = new Set(['bregman dual a=1.5', 'bregman dual a=2']);
+function meanSeOf(xs) {
+  const m = xs.reduce((a, b) => a + b, 0) / xs.length;
+  const v = xs.reduce((a, b) => a + (b - m) ** 2, 0) / (xs.length - 1);
+  return { mean: m, se: Math.sqrt(v / xs.length) };
+}
 const fmt = (v, d = 3) => (v === null || v === undefined || Number.isNaN(v) ? '–' : Number(v).toFixed(d));
 
 // One plot panel: axes, grid, series of [x, y] points (lines and/or dots).
@@ -101,12 +106,15 @@ function generationFigure(res) {
   const g = res.generation;
   const temps = [...new Set(g.points.map((p) => p.T))];
   const fams = [...new Set(g.points.map((p) => p.family))];
-  const xs = g.points.map((p) => p.logPplRatio.mean), ys = g.points.map((p) => p.rep4Gap.mean);
   const pad = (a, b) => [a - 0.08 * (b - a || 1), b + 0.08 * (b - a || 1)];
-  const xr = pad(Math.min(0, ...xs), Math.max(0, ...xs)), yr = pad(Math.min(0, ...ys), Math.max(0, ...ys));
+  const ys = g.points.flatMap((p) => [p.rep4Gap.mean - p.rep4Gap.se, p.rep4Gap.mean + p.rep4Gap.se]);
+  const yr = pad(Math.min(0, ...ys), Math.max(0, ...ys));
   const pw = 300, ph = 280, left = 60, top = 30, gap = 70;
   const W = left + temps.length * (pw + gap) + 140, H = top + ph + 50;
   const parts = temps.map((T, i) => {
+    // Each temperature gets its own perplexity range (pure sampling at T = 2 is far out).
+    const xs = g.points.filter((p) => p.T === T).map((p) => p.logPplRatio.mean);
+    const xr = pad(Math.min(0, ...xs), Math.max(0, ...xs));
     const series = fams.map((f) => {
       const pts = g.points.filter((p) => p.family === f && p.T === T).sort((a, b) => a.meanK - b.meanK);
       return { name: f, r: 3.2, points: pts.map((p) => [p.logPplRatio.mean, p.rep4Gap.mean]), errors: pts.map((p) => [p.logPplRatio.se, p.rep4Gap.se]) };
@@ -164,6 +172,17 @@ function tables(res) {
     for (const p of g.points.filter((q) => q.T === T)) {
       out.push(`| ${p.family} | ${p.param ? `${p.param} = ${p.value}` : '–'} | ${fmt(p.meanK, 1)} | ${fmt(p.ppl, 2)} | ${fmt(p.logPplRatio.mean)} ± ${fmt(p.logPplRatio.se)} | ${fmt(p.rep4)} | ${fmt(p.rep4Gap.mean)} ± ${fmt(p.rep4Gap.se)} | ${fmt(p.distinct2)} | ${fmt(p.distinct3)} |`);
     }
+  }
+  out.push('');
+  out.push('**Paired against top-k** (same temperature, same target k, same prompts and seeds): Δ log ppl = log ppl(decoder) − log ppl(top-k), the mean over prompts of the difference in per-token negative log-likelihood of the generated text under the model, ± one standard error over prompts. Positive: the decoder\'s text is less probable under the model than top-k\'s (nearer the human text when both are below it).');
+  out.push('');
+  out.push('| T | target k | family | mean k | Δ log ppl vs top-k |');
+  out.push('|---|---|---|---|---|');
+  for (const p of g.points) {
+    const ref = g.points.find((q) => q.family === 'top-k' && q.T === p.T && q.targetK === (p.targetK ?? q.targetK));
+    if (!ref || p.family === 'top-k' || !p.perPrompt || p.targetK === null) continue;
+    const d = meanSeOf(p.perPrompt.nll.map((v, i) => v - ref.perPrompt.nll[i]));
+    out.push(`| ${p.T} | ${p.targetK} | ${p.family} | ${fmt(p.meanK, 1)} | ${fmt(d.mean)} ± ${fmt(d.se)} |`);
   }
   out.push('');
   out.push('## Sanity facts (asserted by the run)');

@@ -278,6 +278,7 @@ const humanSummary = {
   ppl: Math.exp(mean(human.map((h) => h.nll))), rep4: mean(human.map((h) => h.rep4)),
   distinct2: mean(human.map((h) => h.d2)), distinct3: mean(human.map((h) => h.d3)),
   example: { prompt: text(prompts[0].ids.slice(1, 1 + CONFIG.promptLen)), continuation: text(human[0].toks) },
+  perPrompt: { nll: human.map((h) => h.nll), rep4: human.map((h) => h.rep4) },
 };
 const genPoints = combos.map((c, ci) => {
   const outs = jobs.map((j, i) => [j, genOut[i]]).filter(([j]) => j.ci === ci).map(([j, o]) => ({ pi: j.pi, ...o }));
@@ -294,6 +295,8 @@ const genPoints = combos.map((c, ci) => {
     rep4: mean(rep), rep4Gap: repGap,
     distinct2: mean(outs.map((o) => distinct(o.tokens, 2))), distinct3: mean(outs.map((o) => distinct(o.tokens, 3))),
     example: text(outs[0].tokens),
+    // Per prompt (in prompt order), for paired comparisons between decoders.
+    perPrompt: { nll: outs.map((o, i) => [o.pi, nll[i]]).sort((x, y) => x[0] - y[0]).map(([, v]) => v), rep4: outs.map((o, i) => [o.pi, rep[i]]).sort((x, y) => x[0] - y[0]).map(([, v]) => v) },
   };
 });
 
