@@ -110,7 +110,7 @@ function generationFigure(res) {
   const ys = g.points.flatMap((p) => [p.rep4Gap.mean - p.rep4Gap.se, p.rep4Gap.mean + p.rep4Gap.se]);
   const yr = pad(Math.min(0, ...ys), Math.max(0, ...ys));
   const pw = 300, ph = 280, left = 60, top = 30, gap = 70;
-  const W = left + temps.length * (pw + gap) + 140, H = top + ph + 50;
+  const W = left + temps.length * (pw + gap) + 190, H = top + ph + 50;
   const parts = temps.map((T, i) => {
     // Each temperature gets its own perplexity range (pure sampling at T = 2 is far out).
     const xs = g.points.filter((p) => p.T === T).map((p) => p.logPplRatio.mean);
