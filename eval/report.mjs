@@ -203,15 +203,21 @@ function tables(res) {
   return out.join('\n');
 }
 
-export function writeReport(res, outRoot) {
-  const fig = new URL('docs/figures/', outRoot);
-  mkdirSync(fig, { recursive: true });
-  writeFileSync(new URL('quality_coverage.svg', fig), sweepFigure(res, 'coverage', 'coverage of the true token', [0, 1]));
+/** Every report file, path (relative to the repository root) -> text. */
+export function renderReport(res) {
   const scores = res.teacherForcing.points.map((p) => p.score);
   const lo = Math.floor(Math.min(...scores)), hi = Math.ceil(Math.max(...scores, ...Object.values(res.teacherForcing.reference).map((r) => r.score)));
-  writeFileSync(new URL('quality_score.svg', fig), sweepFigure(res, 'score', `mean log((1−${res.config.mix})q + ${res.config.mix}p) of true token`, [lo, hi]));
-  writeFileSync(new URL('quality_generation.svg', fig), generationFigure(res));
-  writeFileSync(new URL('docs/quality_results.md', outRoot), tables(res));
+  return {
+    'docs/figures/quality_coverage.svg': sweepFigure(res, 'coverage', 'coverage of the true token', [0, 1]),
+    'docs/figures/quality_score.svg': sweepFigure(res, 'score', `mean log((1−${res.config.mix})q + ${res.config.mix}p) of true token`, [lo, hi]),
+    'docs/figures/quality_generation.svg': generationFigure(res),
+    'docs/quality_results.md': tables(res),
+  };
+}
+
+export function writeReport(res, outRoot) {
+  mkdirSync(new URL('docs/figures/', outRoot), { recursive: true });
+  for (const [path, text] of Object.entries(renderReport(res))) writeFileSync(new URL(path, outRoot), text);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {

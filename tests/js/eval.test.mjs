@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { load } from '../../dist/node.mjs';
 import { heldoutDocs, loadModel, makeChunks } from '../../eval/data.mjs';
 import { FAMILIES, GEN_FAMILIES } from '../../eval/decoders.mjs';
+import { renderReport } from '../../eval/report.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const bd = await load();
@@ -181,5 +182,31 @@ test('npm run eval --quick: sanity facts pass and results.json has every point',
     assert.ok(existsSync(join(out, 'docs/quality_results.md')));
   } finally {
     rmSync(out, { recursive: true, force: true });
+  }
+});
+
+test('the committed full run: complete, passing, and its tables and figures are what results.json gives', () => {
+  const res = JSON.parse(readFileSync(join(ROOT, 'eval/results.json'), 'utf8'));
+  assert.equal(res.config.quick, false);
+  assert.equal(res.sanity.pass, true);
+  assert.ok(res.teacherForcing.rows >= 1000 && res.generation.prompts >= 20 && res.generation.contLen >= 64);
+  assert.deepEqual(res.config.tfTemperatures, [1, 1.5]);
+  assert.deepEqual(res.config.genTemperatures, [1, 1.5, 2]);
+  for (const T of res.config.tfTemperatures) {
+    for (const fam of FAMILIES) {
+      const pts = res.teacherForcing.points.filter((p) => p.T === T && p.family === fam.family);
+      assert.deepEqual(pts.map((p) => p.value), fam.values);
+    }
+    // The Bregman sweeps span mean k from about 1 to a few hundred at T = 1.
+    if (T === 1) {
+      for (const fam of FAMILIES.filter((f) => f.bregman)) {
+        const ks = res.teacherForcing.points.filter((p) => p.T === T && p.family === fam.family).map((p) => p.meanK);
+        assert.ok(Math.min(...ks) < 2 && Math.max(...ks) > 150, `${fam.family}: mean k ${Math.min(...ks)}..${Math.max(...ks)}`);
+      }
+    }
+  }
+  for (const p of res.generation.points) assert.equal(p.perPrompt.nll.length, res.generation.prompts);
+  for (const [path, text] of Object.entries(renderReport(res))) {
+    assert.equal(readFileSync(join(ROOT, path), 'utf8'), text, `${path} is stale: run node eval/report.mjs`);
   }
 });
