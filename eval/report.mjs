@@ -149,6 +149,14 @@ function tables(res) {
     }
   }
   out.push('');
+  out.push('**Kept mass** of p_T at matched mean k (the share of the tempered distribution the truncation keeps):');
+  for (const T of res.config.tfTemperatures) {
+    out.push('');
+    out.push(`| T = ${T} | ${tf.matchedK.map((k) => `k = ${k}`).join(' | ')} |`);
+    out.push(`|---|${tf.matchedK.map(() => '---').join('|')}|`);
+    for (const [f, byK] of Object.entries(tf.matched[T])) out.push(`| ${f} | ${tf.matchedK.map((k) => fmt(byK[k].keptMass)).join(' | ')} |`);
+  }
+  out.push('');
   out.push('## How k follows the entropy of p (T = 1, the setting of each family nearest mean k = 20)');
   out.push('');
   out.push('| family | setting | mean k | median k | k p10–p90 | Spearman(k, entropy) | mean k by entropy quartile (low → high) |');
