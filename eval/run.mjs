@@ -38,9 +38,15 @@ const CONFIG = QUICK ? {
   tfChunks: 120, promptLen: 16, contLen: 64, stride: 4, tfTemperatures: [1, 1.5],
   genPrompts: 20, genTemperatures: [1, 1.5, 2], genTargetsT1: [10, 40], genTargetsHot: [40], seed: 20250525,
 };
-if (opt('--prompts')) CONFIG.genPrompts = Number(opt('--prompts'));
+function intOption(name, value, lo, hi) {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < lo || n > hi) throw new RangeError(`${name}: expected an integer in [${lo}, ${hi}], got ${value}`);
+  return n;
+}
+// Generation prompts are teacher-forced chunks (their human log-probabilities come from there).
+if (opt('--prompts') !== undefined) CONFIG.genPrompts = intOption('--prompts', opt('--prompts'), 1, CONFIG.tfChunks);
 const OUT = new URL(opt('--out', QUICK ? 'eval/.cache/quick/' : '.').replace(/\/?$/, '/'), ROOT);
-const WORKERS = Number(opt('--workers', Math.max(1, Math.min(availableParallelism(), 16))));
+const WORKERS = intOption('--workers', opt('--workers', Math.max(1, Math.min(availableParallelism(), 16))), 1, 64);
 const t0 = performance.now();
 const log = (...a) => console.log(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(4)} s]`, ...a);
 
