@@ -20,6 +20,9 @@ namespace {
 // the project's candidate order. Keys are unique, so nth_element/sort give the
 // same result with every standard library (native and wasm agree).
 inline uint64_t OrderKey(float logit, int32_t id) {
+  // -0 and +0 tie (they are the same logit): one key for both, so the tie
+  // goes to the lower id as every other tie does. The key keeps +0.
+  if (logit == 0.0f) logit = 0.0f;
   uint32_t bits;
   std::memcpy(&bits, &logit, sizeof(bits));
   bits = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);

@@ -342,3 +342,21 @@ TEST_CASE("top-p on a large nucleus (threshold path): ties at the cut keep the l
     CHECK(std::find(want.ids.begin(), want.ids.end(), dec.token()) != want.ids.end());
   }
 }
+
+TEST_CASE("-0 and +0 tie: the lower id comes first, whichever carries the sign") {
+  bd::Decoder dec;
+  bd::DecodeOptions o;
+  // Both orders of the signs, in the sorted head and past it (top_k forces a
+  // partial sort of the whole row).
+  for (const bool minus_first : {true, false}) {
+    std::vector<float> row(300, -5.0f);
+    for (size_t i = 0; i < row.size(); i += 3) row[i] = (((i / 3) % 2 == 0) == minus_first) ? -0.0f : 0.0f;
+    for (const int top_k : {0, 40, 150}) {
+      o.top_k = top_k;
+      REQUIRE(dec.Decode(row.data(), row.size(), o) == bd::StatusCode::kOk);
+      const size_t zeros = top_k > 0 ? std::min<size_t>(top_k, 100) : 100;
+      REQUIRE(dec.k() >= zeros);
+      for (size_t i = 0; i < zeros; ++i) CHECK(dec.ids()[i] == static_cast<int32_t>(3 * i));
+    }
+  }
+}
