@@ -241,7 +241,7 @@ void CheckDistribution(const bd::Decoder& d, const float* row, size_t vocab,
     const float p = d.probs()[i];
     FUZZ_CHECK(std::isfinite(p) && p >= 0.0f, "p[%zu] = %g", i, p);
     FUZZ_CHECK(row[id] > -INFINITY, "id %d has logit -inf", id);
-    if (i > 0) {
+    if (i > 0 && o.sorted) {  // sorted = false: an unspecified order (checked in Call)
       FUZZ_CHECK(p <= d.probs()[i - 1], "probs not descending at %zu: %.9g > %.9g", i, p,
                  d.probs()[i - 1]);
       if (OrderPreserving(o)) {
@@ -301,6 +301,22 @@ bd::StatusCode Call(bd::Decoder& d, bool sample, const float* row, size_t vocab,
   }
   ++stats.ok[sample ? 1 : 0];
   if (!sample || o.return_distribution) CheckDistribution(d, row, vocab, o);
+  if (!sample && !o.sorted) {
+    // An unsorted decode is the sorted one's set, with the same probability per id.
+    bd::DecodeOptions so = o;
+    so.sorted = true;
+    bd::Decoder fresh;
+    FUZZ_CHECK(fresh.Decode(row, vocab, so, state) == bd::StatusCode::kOk, "sorted: %s",
+               fresh.error());
+    FUZZ_CHECK(fresh.k() == d.k(), "unsorted k %zu, sorted k %zu", d.k(), fresh.k());
+    std::vector<float> p_of(vocab, -1.0f);
+    for (size_t i = 0; i < fresh.k(); ++i) p_of[fresh.ids()[i]] = fresh.probs()[i];
+    for (size_t i = 0; i < d.k(); ++i) {
+      const int32_t id = d.ids()[i];
+      FUZZ_CHECK(p_of[id] == d.probs()[i], "unsorted p(%d) = %.9g, sorted %.9g", id,
+                 d.probs()[i], p_of[id]);
+    }
+  }
   if (!sample && BregmanRuns(o) && o.bregman.fixed_k > 0) {
     FUZZ_CHECK(d.k() <= o.bregman.fixed_k, "k %zu > bregman.k %zu", d.k(), o.bregman.fixed_k);
   }
