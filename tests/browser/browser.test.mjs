@@ -3,27 +3,17 @@
 // and the golden vectors, and draws the same tokens as Node for the same seeds.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { load } from '../../dist/node.mjs';
 import { llmRow, rng } from '../js/reference.mjs';
+import { launchChromium } from './chromium.mjs';
 import { startServer } from './server.mjs';
 
-let server, url, browser, context, page, profile;
+let server, url, chrome, page;
 
 before(async () => {
   ({ server, url } = await startServer());
-  profile = mkdtempSync(join(tmpdir(), 'bd-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  browser = context;
-  page = await context.newPage();
+  chrome = await launchChromium();
+  page = await chrome.context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e));
   await page.goto(`${url}/tests/browser/page.html`);
@@ -33,9 +23,8 @@ before(async () => {
 });
 
 after(async () => {
-  await browser?.close();
+  await chrome?.close();
   server?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 test('loads in Chromium with the WASM SIMD target', async () => {

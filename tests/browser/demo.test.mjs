@@ -4,25 +4,19 @@
 // test-output/demo.png for a look.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchChromium } from './chromium.mjs';
 import { startDemoServer } from '../../scripts/serve-demo.mjs';
 
 const OUT_DIR = fileURLToPath(new URL('../../test-output/', import.meta.url));
 
 test('the demo page compares two decoders with per-token k and p-vs-q plots', async () => {
   const { server, url } = await startDemoServer(0);
-  const profile = mkdtempSync(join(tmpdir(), 'bd-demo-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const chrome = await launchChromium();
   try {
-    const page = await context.newPage();
+    const page = await chrome.context.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(`${url}/web/demo/`);
@@ -72,8 +66,7 @@ test('the demo page compares two decoders with per-token k and p-vs-q plots', as
     await page.click('#go');
     await page.waitForFunction(() => /RangeError/.test(document.getElementById('status').textContent));
   } finally {
-    await context.close();
+    await chrome.close();
     server.close();
-    rmSync(profile, { recursive: true, force: true });
   }
 });

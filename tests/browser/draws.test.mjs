@@ -4,36 +4,26 @@
 // the token of the float-exact JS twin (tests/js/draw_twin.mjs) in both.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { load } from '../../dist/node.mjs';
 import { llmRow, rng } from '../js/reference.mjs';
 import { boundaryRow, drawTwin, uniformDraw } from '../js/draw_twin.mjs';
+import { launchChromium } from './chromium.mjs';
 import { startServer } from './server.mjs';
 
-let server, url, context, page, profile;
+let server, url, chrome, page;
 
 before(async () => {
   ({ server, url } = await startServer());
-  profile = mkdtempSync(join(tmpdir(), 'bd-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  page = await context.newPage();
+  chrome = await launchChromium();
+  page = await chrome.context.newPage();
   await page.goto(`${url}/tests/browser/page.html`);
   await page.waitForFunction(() => window.bdReady !== undefined);
   await page.evaluate(() => window.bdReady);
 });
 
 after(async () => {
-  await context?.close();
+  await chrome?.close();
   server?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 const STEPS = 10000;

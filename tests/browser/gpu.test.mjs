@@ -5,25 +5,16 @@
 // WebGPU adapter.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchChromium } from './chromium.mjs';
 import { startServer } from './server.mjs';
 
-let server, url, context, page, profile;
+let server, url, chrome, page;
 
 before(async () => {
   ({ server, url } = await startServer());
-  profile = mkdtempSync(join(tmpdir(), 'bd-chromium-gpu-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    headless: true,
-    // WebGPU in headless Chromium without a GPU: SwiftShader's Vulkan adapter.
-    args: ['--headless', '--no-sandbox', '--enable-unsafe-webgpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  page = await context.newPage();
+  // WebGPU in headless Chromium without a GPU: SwiftShader's Vulkan adapter.
+  chrome = await launchChromium({ webgpu: true });
+  page = await chrome.context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e));
   await page.goto(`${url}/tests/browser/gpu.html`);
@@ -33,9 +24,8 @@ before(async () => {
 });
 
 after(async () => {
-  await context?.close();
+  await chrome?.close();
   server?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 const inPage = (fn, arg) => page.evaluate(async ({ src, arg }) => {
@@ -266,7 +256,7 @@ test('f16 logits: the same answers as the CPU path on the halves', async () => {
 });
 
 test('the bench page (npm run bench:gpu) runs and reports bytes read back', async () => {
-  const bench = await context.newPage();
+  const bench = await chrome.context.newPage();
   const errors = [];
   bench.on('pageerror', (e) => errors.push(String(e)));
   await bench.goto(`${url}/web/bench/gpu.html?auto&reps=1&sizes=32000`);

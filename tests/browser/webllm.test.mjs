@@ -5,15 +5,13 @@
 // for the same seeds, and resetState (resetChat) makes the chat repeat.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { readFileSync } from 'node:fs';
 import { load } from '../../dist/node.mjs';
 import { Llama2 } from '../../web/model/llama2.mjs';
+import { launchChromium } from './chromium.mjs';
 import { startServer } from './server.mjs';
 
-let server, url, context, page, profile;
+let server, url, chrome, page;
 const bd = await load();
 const weights = readFileSync(new URL('../../models/austen-kjv-2m/model.bin', import.meta.url));
 const PROMPT = [1, 722, 352, 261, 1539, 348];
@@ -21,14 +19,8 @@ const STEPS = 20;
 
 before(async () => {
   ({ server, url } = await startServer());
-  profile = mkdtempSync(join(tmpdir(), 'bd-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  page = await context.newPage();
+  chrome = await launchChromium();
+  page = await chrome.context.newPage();
   await page.goto(`${url}/tests/browser/page.html`);
   await page.evaluate(() => {
     const worker = new Worker('/tests/browser/webllm_worker.mjs', { type: 'module' });
@@ -41,9 +33,8 @@ before(async () => {
 });
 
 after(async () => {
-  await context?.close();
+  await chrome?.close();
   server?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 function nodeReference(options) {
