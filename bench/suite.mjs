@@ -6,17 +6,13 @@
 
 // ---------------------------------------------------------------- rows
 
-// mulberry32: a deterministic PRNG (the same as tests/js/reference.mjs).
-export function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// Rows come from mulberry32 (tests/js/reference.mjs); the uniform of (seed, step)
+// is the library's (src/rng.h), restated in tests/js/draw_twin.mjs, so the plain-JS
+// and transformers.js draws use the same u as the library.
+import { rng } from '../tests/js/reference.mjs';
+import { uniformDraw } from '../tests/js/draw_twin.mjs';
+
+export { rng, uniformDraw };
 
 function gaussian(rand) {
   const u = 1 - rand();  // (0, 1]
@@ -48,19 +44,6 @@ export function makeRow(kind, V, seed) {
 
 // ---------------------------------------------------------------- the draw
 
-// The library's uniform for (seed, step) (src/rng.h, SplitMix64's mixer), so
-// the plain-JS and transformers.js draws use the same u as the library.
-const M64 = (1n << 64n) - 1n;
-function mix64(z) {
-  z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & M64;
-  z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & M64;
-  return z ^ (z >> 31n);
-}
-export function uniformDraw(seed, step) {
-  const key = mix64(BigInt(seed) ^ 0x6a09e667f3bcc909n);
-  const bits = mix64((key + (BigInt(step) + 1n) * 0x9e3779b97f4a7c15n) & M64);
-  return Number(bits >> 11n) * 2 ** -53;
-}
 export const SEED = 1234;
 export const STEP = 7;
 

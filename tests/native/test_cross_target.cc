@@ -26,6 +26,7 @@
 #include "kernels/target_name.h"
 #include "rng.h"
 #include "sampler_state.h"
+#include "exp_twin.h"
 
 namespace {
 
@@ -154,21 +155,7 @@ std::vector<uint64_t> ChainHashes(size_t steps) {
   return hashes;
 }
 
-// ExpF32's scalar twin (as in test_kernels.cc) for the boundary construction.
-float ExpTwin(float x) {
-  if (x < -87.0f) return 0.0f;
-  x = std::min(std::max(x, -87.5f), 88.0f);
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = x - n * 0.693359375f;
-  r = r + n * 2.12194440e-4f;
-  const float c[] = {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f};
-  float p = 1.0f / 5040.0f;
-  for (float k : c) p = p * r + k;
-  const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23;
-  float two_n;
-  std::memcpy(&two_n, &bits, sizeof(two_n));
-  return p * two_n;
-}
+using bd_test::ExpF32Twin;
 
 // The documented draw, written plainly: block sums in the virtual-lane
 // layout, the first index whose running sum exceeds u * Z.
@@ -179,7 +166,7 @@ struct TwinDraw {
 TwinDraw DrawTwin(const std::vector<float>& row, float max, float scale, double u) {
   const size_t n = row.size();
   std::vector<float> e(n), bs;
-  for (size_t i = 0; i < n; ++i) e[i] = ExpTwin((row[i] - max) * scale);
+  for (size_t i = 0; i < n; ++i) e[i] = ExpF32Twin((row[i] - max) * scale);
   double z = 0.0;
   for (size_t b = 0; b < n; b += 256) {
     float lanes[16] = {0};
@@ -235,7 +222,7 @@ std::vector<float> BoundaryRow(size_t n, size_t split, float scale, double u, do
     for (size_t b = 0; b < n; b += 256) {
       float lanes[16] = {0};
       for (size_t i = b; i < std::min(n, b + 256); ++i) {
-        e[i] = ExpTwin((row[i] - max) * scale);
+        e[i] = ExpF32Twin((row[i] - max) * scale);
         lanes[(i - b) % 16] += e[i];
       }
       for (size_t w = 8; w >= 1; w /= 2)

@@ -20,6 +20,7 @@
 #include "kernels/softmax.h"
 #include "kernels/target_name.h"
 #include "kernels/threshold.h"
+#include "exp_twin.h"
 
 namespace {
 
@@ -157,21 +158,7 @@ TEST_CASE("CountAtLeast / GatherAtLeast match a scalar filter") {
 // scalar twins of the exact float operations, compared bit for bit.
 namespace {
 
-// ExpF32's operations, one float at a time (compiled -ffp-contract=off).
-float ExpF32Twin(float x) {
-  if (x < -87.0f) return 0.0f;
-  x = std::min(std::max(x, -87.5f), 88.0f);
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = x - n * 0.693359375f;
-  r = r + n * 2.12194440e-4f;
-  const float c[] = {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f};
-  float p = 1.0f / 5040.0f;
-  for (float k : c) p = p * r + k;
-  const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23;
-  float two_n;
-  std::memcpy(&two_n, &bits, sizeof(two_n));
-  return p * two_n;
-}
+using bd_test::ExpF32Twin;
 
 // The virtual-lane sum of term(i) over [0, n): 16 float lanes per 256-block,
 // each in index order, the fixed tree, then blocks in double.
