@@ -1,0 +1,301 @@
+// log, log2, exp2 and pow for one double, from IEEE-754 double Add, Sub, Mul,
+// Div and bit operations only: the same bits from glibc or musl, x86 or wasm,
+// with or without FMA hardware. libm's results may differ in the last bit
+// between those (glibc picks FMA variants at run time through ifunc), and a
+// threshold one ulp apart can keep or drop a token. Needs -ffp-contract=off
+// (the core's flags), no libm call, no platform table.
+//
+// Contracts (max error measured against long double libm over random and
+// edge inputs in every binade; tests/native/test_det_math.cc prints it):
+//   LogF64(x)       ln x; x < 0 or NaN -> NaN, +-0 -> -inf, inf -> inf. 0.83 ulp.
+//   Log2F64(x)      log2 x, same special values; exact for powers of two. 0.64 ulp.
+//   Exp2F64(x)      2^x; exact for integers, x >= 1024 -> inf, x < -1075 -> 0;
+//                   denormal results rounded twice (0.75 of a denormal step).
+//                   1.05 ulp.
+//   PowIntF64(x,n)  x^n for an integer n by squaring in double-double (~106
+//                   bits): correctly rounded whenever x^n fits in 106 bits
+//                   (e.g. a float to a power <= 4, halfway cases included),
+//                   otherwise off only when x^n is within ~n 2^-100 of a
+//                   halfway point (0.5 ulp measured). C pow's special values.
+//   PowF64(x,y)     x^y with C pow's special values; an integer y goes to
+//                   PowIntF64, otherwise 2^(y log2|x|) with y log2|x| carried
+//                   in two doubles: 1.1 ulp for |y| <= 8 (dynamic temperature's
+//                   exponents), about 1.5 + |y|/16 ulp beyond.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+
+namespace bd {
+namespace det_math {
+
+inline uint64_t Bits(double x) {
+  uint64_t b;
+  std::memcpy(&b, &x, sizeof(b));
+  return b;
+}
+inline double FromBits(uint64_t b) {
+  double x;
+  std::memcpy(&x, &b, sizeof(x));
+  return x;
+}
+inline double Inf() { return FromBits(0x7ff0000000000000ull); }
+inline double NaN() { return FromBits(0x7ff8000000000000ull); }
+inline double Abs(double x) { return FromBits(Bits(x) & 0x7fffffffffffffffull); }
+// 2^e for a normal exponent, -1022 <= e <= 1023.
+inline double Pow2(int e) { return FromBits(static_cast<uint64_t>(e + 1023) << 52); }
+
+// x = 2^k m with m in [1, 2) (sign kept), for finite x != 0 (denormals too).
+inline double Frexp1(double x, int* k) {
+  int e = 0;
+  if (Abs(x) < 0x1p-1022) {  // denormal: make it normal first, exactly
+    x *= 0x1p54;
+    e = -54;
+  }
+  const uint64_t b = Bits(x);
+  *k = e + static_cast<int>((b >> 52) & 0x7ff) - 1023;
+  return FromBits((b & 0x800fffffffffffffull) | (1023ull << 52));
+}
+
+// x * 2^e for any e, with one rounding (only when the result is denormal).
+inline double ScaleByPow2(double x, int64_t e) {
+  if (x == 0.0 || !(Abs(x) < Inf())) return x;
+  int k;
+  const double m = Frexp1(x, &k);
+  e += k;
+  if (e > 1023) return m * Inf();
+  if (e >= -1022) return m * Pow2(static_cast<int>(e));  // exact
+  if (e < -1080) return m * 0.0;                            // below half a denormal
+  return (m * Pow2(static_cast<int>(e) + 64)) * Pow2(-64);  // exact, then one rounding
+}
+
+// Exact product a * b = p + e (Dekker with Veltkamp splitting: no FMA).
+// Needs |a|, |b| < 2^995 and no underflow of the low parts.
+inline void TwoProd(double a, double b, double* p, double* e) {
+  const double kSplit = 134217729.0;  // 2^27 + 1
+  const double ca = kSplit * a, cb = kSplit * b;
+  const double ah = ca - (ca - a), al = a - ah;
+  const double bh = cb - (cb - b), bl = b - bh;
+  *p = a * b;
+  *e = ((ah * bh - *p) + ah * bl + al * bh) + al * bl;
+}
+
+// Exact sum for |a| >= |b| (or a == 0): a + b = s + e.
+inline void FastTwoSum(double a, double b, double* s, double* e) {
+  *s = a + b;
+  *e = b - (*s - a);
+}
+
+// x = 2^k m, m in [sqrt(2)/2, sqrt(2)), for finite x > 0 (denormals too).
+inline double SplitExponent(double x, int* k) {
+  double m = Frexp1(x, k);
+  if (m > 1.4142135623730951) {
+    m *= 0.5;
+    *k += 1;
+  }
+  return m;
+}
+
+// ln(1 + f) = 2 atanh(s), s = f / (2 + f), as f - (f^2/2 - s (f^2/2 + R)),
+// R = sum_{n>=1} 2 s^(2n) / (2n + 1) (fdlibm's arrangement: the rounding
+// errors fall on the small terms). |s| <= 0.1716, s^2 <= 0.0295: eleven terms
+// leave a truncation error below 2^-60 relative.
+struct Log1pParts {
+  double f, hfsq, tail;  // ln(1 + f) = f - (hfsq - tail)
+};
+inline Log1pParts Log1pReduced(double f) {
+  const double s = f / (2.0 + f);
+  const double z = s * s;
+  double r = 2.0 / 23.0;
+  const double coef[] = {2.0 / 21.0, 2.0 / 19.0, 2.0 / 17.0, 2.0 / 15.0, 2.0 / 13.0,
+                         2.0 / 11.0, 2.0 / 9.0,  2.0 / 7.0,  2.0 / 5.0,  2.0 / 3.0};
+  for (double c : coef) r = r * z + c;
+  r *= z;
+  const double hfsq = 0.5 * f * f;
+  return {f, hfsq, s * (hfsq + r)};
+}
+
+// ln2 split so that k * kLn2Hi is exact for |k| < 2^21.
+constexpr double kLn2Hi = 0x1.62e42fee00000p-1;
+constexpr double kLn2Lo = 0x1.a39ef35793c76p-33;
+// ln2 and log2(e) to ~107 bits, as a double and the rest.
+constexpr double kLn2 = 0x1.62e42fefa39efp-1;
+constexpr double kLn2Tail = 0x1.abc9e3b39803fp-56;
+constexpr double kLog2e = 0x1.71547652b82fep0;
+constexpr double kLog2eTail = 0x1.777d0ffda0d24p-56;
+
+// log2 m for m in [sqrt(2)/2, sqrt(2)) as two doubles hi + lo: f - f^2/2
+// exactly (f^2 by TwoProd), the small tail in plain double (its rounding is
+// ~2^-57 of log m), then times log2(e) carried to ~107 bits.
+inline void Log2Mantissa(double m, double* hi, double* lo) {
+  const double f = m - 1.0;  // exact (Sterbenz)
+  const Log1pParts l = Log1pReduced(f);
+  double sq, sq_err, d, d_err, ln_hi, ln_lo;
+  TwoProd(f, f, &sq, &sq_err);
+  FastTwoSum(f, -0.5 * sq, &d, &d_err);  // |f| >= f^2/2 here
+  FastTwoSum(d, (d_err - 0.5 * sq_err) + l.tail, &ln_hi, &ln_lo);
+  TwoProd(ln_hi, kLog2e, hi, lo);
+  *lo += ln_hi * kLog2eTail + ln_lo * kLog2e;
+}
+
+// 2^r = e^(r ln2) for |r| <= ~1/2. r ln2 = t + c to ~2^-105 (TwoProd and
+// ln2's tail); e^t - 1 = t + t^2 (1/2! + t/3! + ... + t^12/14!) (Taylor; the
+// truncation error is below 2^-62 for |t| <= 0.35), e^(t + c) = e^t (1 + c);
+// the last step adds 1 to the small part, so one rounding dominates.
+inline double Exp2Fraction(double r) {
+  double t, c;
+  TwoProd(r, kLn2, &t, &c);
+  c += r * kLn2Tail;
+  double q = 1.0 / 87178291200.0;  // 1/14!
+  const double inv_fact[] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0,
+                             1.0 / 3628800.0,    1.0 / 362880.0,    1.0 / 40320.0,
+                             1.0 / 5040.0,       1.0 / 720.0,       1.0 / 120.0,
+                             1.0 / 24.0,         1.0 / 6.0,         0.5};
+  for (double k : inv_fact) q = q * t + k;
+  const double em1 = t + (t * t) * q;
+  return 1.0 + (em1 + (c + em1 * c));
+}
+
+// Handles x <= 0, NaN and inf for the logs; returns true with *out set then.
+inline bool LogSpecial(double x, double* out) {
+  if (x > 0.0 && x < Inf()) return false;
+  if (x == 0.0) *out = -Inf();
+  else if (x == Inf()) *out = x;
+  else *out = NaN();  // x < 0, -inf or NaN
+  return true;
+}
+
+}  // namespace det_math
+
+inline double LogF64(double x) {
+  using namespace det_math;
+  double special;
+  if (LogSpecial(x, &special)) return special;
+  int k;
+  const double m = SplitExponent(x, &k);
+  const Log1pParts l = Log1pReduced(m - 1.0);  // m - 1 exact (Sterbenz)
+  const double dk = k;
+  return dk * kLn2Hi - ((l.hfsq - (l.tail + dk * kLn2Lo)) - l.f);
+}
+
+inline double Log2F64(double x) {
+  using namespace det_math;
+  double special;
+  if (LogSpecial(x, &special)) return special;
+  int k;
+  const double m = SplitExponent(x, &k);
+  double hi, lo;  // log2 m in [-0.5, 0.5]
+  Log2Mantissa(m, &hi, &lo);
+  if (k == 0) return hi + lo;
+  double s, e;  // k exact, so powers of two give exactly k
+  FastTwoSum(static_cast<double>(k), hi, &s, &e);
+  return s + (e + lo);
+}
+
+inline double Exp2F64(double x) {
+  using namespace det_math;
+  if (x != x) return x;
+  if (x >= 1024.0) return Inf();
+  if (x < -1075.0) return 0.0;
+  const double shifter = 6755399441055744.0;  // 1.5 * 2^52: rounds to an integer
+  const double n = (x + shifter) - shifter;
+  const double r = x - n;  // exact, |r| <= 1/2
+  return ScaleByPow2(Exp2Fraction(r), static_cast<int64_t>(n));
+}
+
+inline double PowIntF64(double x, int64_t n) {
+  using namespace det_math;
+  if (n == 0) return 1.0;
+  const bool odd = (n & 1) != 0;
+  const bool negative = n < 0;
+  uint64_t u = negative ? 0 - static_cast<uint64_t>(n) : static_cast<uint64_t>(n);
+  if (x != x) return x;
+  if (x == 0.0 || Abs(x) == Inf()) {
+    const bool big = (x != 0.0) != negative;  // inf^+n, 0^-n -> inf
+    const double mag = big ? Inf() : 0.0;
+    return (odd && Bits(x) >> 63) ? -mag : mag;
+  }
+  // Repeated squaring on double-double values (hi + lo) kept in
+  // [2^-250, 2^250] by exact power-of-two rescaling, exponents tracked apart:
+  // acc * base^u stays x^|n| throughout.
+  double base_hi = x, base_lo = 0.0, acc_hi = 1.0, acc_lo = 0.0;
+  int64_t base_e = 0, acc_e = 0;
+  auto normalize = [](double* hi, double* lo, int64_t* e) {
+    while (Abs(*hi) > 0x1p250) *hi *= 0x1p-500, *lo *= 0x1p-500, *e += 500;
+    while (Abs(*hi) < 0x1p-250) *hi *= 0x1p500, *lo *= 0x1p500, *e -= 500;
+    // Magnitudes only move one way (|x| < 1 or > 1 throughout), so a
+    // saturated exponent stays beyond the double range.
+    if (*e > (1 << 20)) *e = 1 << 20;
+    if (*e < -(1 << 20)) *e = -(1 << 20);
+  };
+  auto mul = [](double ah, double al, double bh, double bl, double* h, double* l) {
+    double p, e;
+    TwoProd(ah, bh, &p, &e);
+    e += ah * bl + al * bh;
+    FastTwoSum(p, e, h, l);
+  };
+  normalize(&base_hi, &base_lo, &base_e);
+  for (;;) {
+    if (u & 1) {
+      mul(acc_hi, acc_lo, base_hi, base_lo, &acc_hi, &acc_lo);
+      acc_e += base_e;
+      normalize(&acc_hi, &acc_lo, &acc_e);
+    }
+    u >>= 1;
+    if (u == 0) break;
+    mul(base_hi, base_lo, base_hi, base_lo, &base_hi, &base_lo);
+    base_e *= 2;
+    normalize(&base_hi, &base_lo, &base_e);
+  }
+  if (negative) {
+    // 1 / (hi + lo): r = 1/hi, then one Newton correction with the exact
+    // residual 1 - r hi - r lo.
+    const double r = 1.0 / acc_hi;
+    double p, e;
+    TwoProd(r, acc_hi, &p, &e);
+    const double residual = ((1.0 - p) - e) - r * acc_lo;
+    acc_hi = r + r * residual;
+    acc_e = -acc_e;
+  }
+  return ScaleByPow2(acc_hi, acc_e);
+}
+
+inline double PowF64(double x, double y) {
+  using namespace det_math;
+  if (y == 0.0 || x == 1.0) return 1.0;  // C pow: even for NaN
+  if (x != x || y != y) return NaN();
+  const double ay = Abs(y);
+  const bool y_integer = ay >= 0x1p52 || ((ay + 0x1p52) - 0x1p52) == ay;
+  if (y_integer && ay < 0x1p62) return PowIntF64(x, static_cast<int64_t>(y));
+  const double ax = Abs(x);
+  if (ay >= 0x1p64) {  // |y log2 x| >= 2^64 2^-54 for every x != +-1
+    if (ax == 1.0) return 1.0;
+    return (ax > 1.0) == (y > 0.0) ? Inf() : 0.0;
+  }
+  if (x == 0.0 || ax == Inf()) {  // +-0, +-inf: y is not an odd integer here
+    return (x == 0.0) == (y > 0.0) ? 0.0 : Inf();
+  }
+  if (x < 0.0) return y_integer ? PowF64(-x, y) : NaN();  // here y is even
+  // y log2 x = y k + y log2 m, each product exact as two doubles; the sum
+  // splits into an integer n and a fraction r.
+  int k;
+  const double m = SplitExponent(x, &k);
+  double l_hi, l_lo, a_hi, a_lo, b_hi, b_lo;
+  Log2Mantissa(m, &l_hi, &l_lo);
+  TwoProd(y, static_cast<double>(k), &a_hi, &a_lo);
+  TwoProd(y, l_hi, &b_hi, &b_lo);
+  b_lo += y * l_lo;
+  double s, s_lo;
+  if (Abs(a_hi) >= Abs(b_hi)) FastTwoSum(a_hi, b_hi, &s, &s_lo);
+  else FastTwoSum(b_hi, a_hi, &s, &s_lo);
+  s_lo += a_lo + b_lo;
+  if (s >= 1025.0) return Inf();
+  if (s < -1100.0) return 0.0;
+  const double shifter = 6755399441055744.0;
+  const double n = (s + shifter) - shifter;
+  const double r = (s - n) + s_lo;  // s - n exact
+  return ScaleByPow2(Exp2Fraction(r), static_cast<int64_t>(n));
+}
+
+}  // namespace bd
