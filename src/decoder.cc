@@ -9,6 +9,7 @@
 
 #include "chain.h"
 #include "kernels/blocks.h"
+#include "kernels/det_math.h"
 #include "kernels/exp_f64.h"
 #include "kernels/row_scan.h"
 #include "kernels/softmax.h"
@@ -167,7 +168,7 @@ StatusCode Decoder::RunChain(const float* logits, size_t vocab, const DecodeOpti
   raw_max_ = scan.max;
   // softmax(logits)'s normaliser costs a SIMD pass: only when asked for.
   raw_log_z_ = (o.logprobs || o.top_logprobs > 0)
-                   ? std::log(ExpSum(logits, vocab, scan.max, 1.0f))
+                   ? LogF64(ExpSum(logits, vocab, scan.max, 1.0f))
                    : NAN;
   if (o.top_logprobs > 0) {
     // The raw distribution's head, before any stage edits the row.
@@ -283,7 +284,7 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     k_ = c.row_finite;
     token_ = static_cast<int32_t>(d.index);
     p_token = static_cast<double>(d.e) / z;
-    logprob_ = std::log(static_cast<double>(d.e)) - std::log(z);
+    logprob_ = LogF64(static_cast<double>(d.e)) - LogF64(z);
   } else {
     // A truncated list: walk it in a canonical order, so every platform
     // (whatever its nth_element) draws the same token.
@@ -318,7 +319,7 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
       token_ = c.ids[pick];
       p_token = c.probs[pick];
     }
-    logprob_ = std::log(p_token);
+    logprob_ = LogF64(p_token);
   }
   raw_logprob_ = static_cast<double>(logits[token_]) - raw_max_ - raw_log_z_;  // NaN unless asked
   if (o.return_distribution) {

@@ -4,6 +4,8 @@
 #include <cfloat>
 #include <cmath>
 
+#include "kernels/det_math.h"
+
 namespace bd {
 namespace {
 
@@ -70,7 +72,7 @@ void ApplyDry(Candidates& c, const DryParams& p, Workspace& ws, const StageConte
 
   // llama.cpp's clamp of the exponent against float overflow.
   int max_exponent = 0;
-  if (p.base > 1.000001f) max_exponent = static_cast<int>(88.7228391f / std::log(p.base));
+  if (p.base > 1.000001f) max_exponent = static_cast<int>(88.7228391f / static_cast<float>(LogF64(p.base)));
   // Lengths past `bound` give the same penalty as `bound` itself (the clamped
   // exponent, or base 1), so matches are cut there: this keeps the stored Z
   // values few.
@@ -104,9 +106,10 @@ void ApplyDry(Candidates& c, const DryParams& p, Workspace& ws, const StageConte
   auto penalty = [&](double length) {
     int64_t e = static_cast<int64_t>(length) - allowed;
     if (max_exponent > 0 && e > max_exponent) e = max_exponent;
-    // llama.cpp: float * std::pow(float, int), i.e. in double, then to float.
+    // llama.cpp: float * std::pow(float, int), i.e. in double, then to float;
+    // PowIntF64 is correctly rounded here as pow is meant to be, on every libm.
     return static_cast<float>(static_cast<double>(p.multiplier) *
-                              std::pow(static_cast<double>(p.base), static_cast<double>(e)));
+                              PowIntF64(static_cast<double>(p.base), e));
   };
 
   if (!c.truncated) {

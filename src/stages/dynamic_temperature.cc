@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/det_math.h"
 #include "kernels/moments.h"
 #include "stages/stages.h"
 
@@ -40,10 +41,10 @@ void ApplyDynamicTemperature(Candidates& c, const DynamicTemperatureParams& p, W
   const float scale = static_cast<float>(1.0 / c.temperature);
   const ExpMomentSums s = c.truncated ? ExpMoments(c.logits, c.size, max, scale, nullptr)
                                       : ExpMoments(c.row, c.vocab, max, scale, nullptr);
-  const double entropy = std::log(s.sum_e) - s.sum_ex / s.sum_e;
+  const double entropy = LogF64(s.sum_e) - s.sum_ex / s.sum_e;
   const double normalized =
-      std::min(1.0, std::max(0.0, entropy / std::log(static_cast<double>(n))));
-  const double t = min_t + (max_t - min_t) * std::pow(normalized, static_cast<double>(p.exponent));
+      std::min(1.0, std::max(0.0, entropy / LogF64(static_cast<double>(n))));
+  const double t = min_t + (max_t - min_t) * PowF64(normalized, static_cast<double>(p.exponent));
   ScaleTemperature(c, t, ws);
 }
 

@@ -6,6 +6,8 @@
 #include <cfloat>
 #include <cmath>
 
+#include "kernels/det_math.h"
+#include "kernels/exp_f64.h"
 #include "kernels/moments.h"
 #include "stages/stages.h"
 
@@ -28,7 +30,7 @@ void KeepProbabilityAtLeast(Candidates& c, double threshold, size_t min_keep, Wo
   const float max = CandidateMax(c);
   const double z = CandidateExpSum(c, max);
   // p_i >= threshold  <=>  (l_i - max) / T - log Z >= log threshold.
-  const double cut = static_cast<double>(max) + c.temperature * (std::log(threshold) + std::log(z));
+  const double cut = static_cast<double>(max) + c.temperature * (LogF64(threshold) + LogF64(z));
   KeepLogitAtLeast(c, std::max(FloatCeil(cut), -FLT_MAX), min_keep, ws);
 }
 
@@ -44,9 +46,9 @@ void ApplyEta(Candidates& c, const EtaParams& p, Workspace& ws, const StageConte
   const ExpMomentSums s = c.truncated ? ExpMoments(c.logits, c.size, max, scale, nullptr)
                                       : ExpMoments(c.row, c.vocab, max, scale, nullptr);
   // H = -sum p log p = log Z - E_p[x], x = (l - max) / T.
-  const double entropy = std::log(s.sum_e) - s.sum_ex / s.sum_e;
+  const double entropy = LogF64(s.sum_e) - s.sum_ex / s.sum_e;
   const double eta = p.eta;
-  const double cutoff = std::min(eta, std::sqrt(eta) * std::exp(-entropy));
+  const double cutoff = std::min(eta, std::sqrt(eta) * ExpF64(-entropy));
   KeepProbabilityAtLeast(c, cutoff, p.min_keep, ws);
 }
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "kernels/det_math.h"
 #include "stages/epsilon_eta.h"
 
 namespace bd {
@@ -11,11 +12,11 @@ namespace bd {
 void ApplyMirostat(Candidates& c, const MirostatParams&, const MirostatState& s, Workspace& ws,
                    const StageContext&) {
   // -log2 p <= mu  <=>  p >= 2^-mu.
-  KeepProbabilityAtLeast(c, std::exp2(-static_cast<double>(s.mu)), 1, ws);
+  KeepProbabilityAtLeast(c, Exp2F64(-static_cast<double>(s.mu)), 1, ws);
 }
 
 void MirostatUpdate(MirostatState& s, const MirostatParams& p, double p_selected) {
-  const double surprise = -std::log2(p_selected);
+  const double surprise = -Log2F64(p_selected);
   s.mu = static_cast<float>(static_cast<double>(s.mu) -
                             static_cast<double>(p.eta) * (surprise - static_cast<double>(p.tau)));
 }

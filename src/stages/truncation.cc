@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/det_math.h"
 #include "kernels/exp_f64.h"
 #include "kernels/histogram.h"
 #include "kernels/moments.h"
@@ -154,9 +155,11 @@ void KeepLogitAtLeast(Candidates& c, float t, size_t min_keep, Workspace& ws) {
 
 void ApplyMinP(Candidates& c, float min_p, size_t min_keep, Workspace& ws) {
   if (min_p <= 0.0f || c.Count() <= 1) return;
-  // p_i / p_max = exp((l_i - max) / T) >= min_p.
-  KeepLogitAtLeast(c, static_cast<float>(CandidateMax(c) + c.temperature * std::log(min_p)),
-                   min_keep, ws);
+  // p_i / p_max = exp((l_i - max) / T) >= min_p; log(min_p) in float, as
+  // llama.cpp's logf.
+  const float log_min_p = static_cast<float>(LogF64(min_p));
+  KeepLogitAtLeast(c, static_cast<float>(CandidateMax(c) + c.temperature * log_min_p), min_keep,
+                   ws);
 }
 
 void ApplyTemperature(Candidates& c, float t) {

@@ -7,6 +7,7 @@
 #include <cfloat>
 #include <cmath>
 
+#include "kernels/det_math.h"
 #include "kernels/threshold.h"
 #include "rng.h"
 
@@ -28,7 +29,7 @@ void ApplyXtc(Candidates& c, const XtcParams& p, Workspace&, const StageContext&
     const float max = CandidateMax(c);
     const double z = CandidateExpSum(c, max);
     const double cut = static_cast<double>(max) +
-                       c.temperature * (std::log(static_cast<double>(p.threshold)) + std::log(z));
+                       c.temperature * (LogF64(static_cast<double>(p.threshold)) + LogF64(z));
     t = static_cast<float>(cut);
     if (static_cast<double>(t) < cut) t = std::nextafter(t, INFINITY);
     t = std::max(t, -FLT_MAX);
