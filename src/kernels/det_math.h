@@ -23,9 +23,13 @@
 //                   exponents), about 1.5 + |y|/16 ulp beyond.
 #pragma once
 
+#include <cfloat>
 #include <cstdint>
 #include <cstring>
 
+// Dekker's exact product and the two-double sums need every operation
+// rounded to double (no x87 excess precision) and unfused (-ffp-contract=off).
+static_assert(FLT_EVAL_METHOD == 0, "det_math.h needs double operations rounded to double");
 
 namespace bd {
 namespace det_math {
