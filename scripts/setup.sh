@@ -46,8 +46,10 @@ if [ "$want_fuzz" = 1 ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${fuzz_missing[@]}" >/dev/null
   fi
 fi
-# npm ci when node_modules is absent or older than the lockfile.
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# npm ci when node_modules is absent or older than the lockfile. A node_modules
+# that is a link (a second worktree sharing one install) is left alone: npm ci
+# would empty the install it points to.
+if [ ! -L node_modules ] && { [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
   echo "setup: npm ci"
   # onnxruntime-node (via @huggingface/transformers) would download GPU binaries
   # in its install script: skip it (its CPU binary ships in the npm package).
