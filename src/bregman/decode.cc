@@ -382,7 +382,7 @@ double TailCost(const BregmanParams& params, SortedProbs& probs, size_t k,
   if (alpha == 1.0) return RemainingMass(kept);  // primal KL: the tail's mass
   const double* p = probs.Prefix(k);
   double head = 0.0;
-  for (size_t i = k; i-- > 0;) head += alpha == 2.0 ? p[i] * p[i] : std::pow(p[i], alpha);
+  for (size_t i = k; i-- > 0;) head += PowAlpha(p[i], alpha);
   const double tail = probs.SumPow(alpha) - head;
   return ZeroCostScale(params.divergence, alpha) * std::max(tail, 0.0);
 }

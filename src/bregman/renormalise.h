@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "bregman/alpha_family.h"
 #include "bregman/bregman.h"
 
 namespace bd {
@@ -35,12 +36,12 @@ struct Multiplier {
 // p^b, b = alpha - 1, as the primal solver stores it: 0^b is 0 for alpha > 1
 // (the token gains (b nu)^{1/b}) and +inf for alpha < 1 (q stays 0).
 inline double PrimalPower(double p, double b) {
-  if (p > 0.0) return std::pow(p, b);
+  if (p > 0.0) return PowAlpha(p, b);
   return b > 0.0 ? 0.0 : HUGE_VAL;
 }
 // p^{2-alpha} (0 for p = 0), the dual's small-increment scale.
 inline double DualPower(double p, double alpha) {
-  return p > 0.0 ? std::pow(p, 2.0 - alpha) : 0.0;
+  return p > 0.0 ? PowAlpha(p, 2.0 - alpha) : 0.0;
 }
 
 // BregmanRenormalise with an optional hint (may be null).

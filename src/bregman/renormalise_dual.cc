@@ -107,7 +107,7 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   // d delta / d nu = 1 / h'(q) = delta / (nu (1 + (alpha-2) theta)), from
   // h'(q) = q^{alpha-3} ((alpha-1) q - (alpha-2) p) and q^{alpha-2} delta = nu.
   auto eval = [&](double nu, double* f, double* df) {
-    const double nu_root = std::pow(nu, 1.0 / b);
+    const double nu_root = PowAlpha(nu, 1.0 / b);
     double sum = -rem;
     double slope = 0.0;
     for (size_t i = 0; i < k; ++i) {
@@ -136,7 +136,7 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   const double nu = SafeguardedNewton(eval, lo, hi, nu0);
   if (hint != nullptr) hint->value = nu;
 
-  const double nu_root = std::pow(nu, 1.0 / b);
+  const double nu_root = PowAlpha(nu, 1.0 / b);
   const bool last_only = hint != nullptr && hint->last_only;
   double cost = 0.0;
   for (size_t i = last_only ? k - 1 : 0; i < k; ++i) {

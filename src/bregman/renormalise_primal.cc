@@ -100,7 +100,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
       slope += qi / (pb + shift);  // q^{2-alpha} = q * q^{-b}
     }
     if (gaining > 0) {
-      const double z = std::pow(shift, 1.0 / b);
+      const double z = PowAlpha(shift, 1.0 / b);
       sum += gaining_d * z;
       slope += gaining_d * z / shift;
     }
@@ -121,7 +121,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   if (hint != nullptr) hint->value = nu;
 
   const double shift = b * nu;
-  const double zero_mass = gaining > 0 ? std::pow(shift, 1.0 / b) : 0.0;
+  const double zero_mass = gaining > 0 ? PowAlpha(shift, 1.0 / b) : 0.0;
   const bool last_only = hint != nullptr && hint->last_only;
   double cost = 0.0;
   for (size_t i = last_only ? k - 1 : 0; i < k; ++i) {
