@@ -23,14 +23,8 @@ class CandidateProbs final : public SortedProbs {
       // The search asks for ever longer prefixes (galloping doubles them).
       // Each growth of the sorted prefix costs several passes over the row,
       // so grow it by 8x at a time: a quarter of the passes of doubling, for
-      // a sort of at most 8x the prefix the search needs. Past kCheapSort
-      // the sort itself outweighs a pass over the row (and each growth sorts
-      // from scratch), so grow to at most 4x the request: the galloping
-      // search's next two probes (it requests k + 1 for k = 2^j), which at
-      // k <= V/2 saves sorting the whole row.
-      size_t grow = 8 * converted_;
-      if (grow > kCheapSort) grow = std::max(kCheapSort, std::min(grow, 4 * need));
-      EnsureSorted(c_, std::min(c_.Count(), std::max(need, grow)), ws_);
+      // a sort of at most 8x the prefix the search needs.
+      EnsureSorted(c_, std::min(c_.Count(), std::max(need, 8 * converted_)), ws_);
       // EnsureSorted grows the prefix geometrically; convert what it gave.
       const size_t avail = c_.truncated ? c_.sorted : c_.size;
       if (ws_.prefix_p.size() < avail) ws_.prefix_p.resize(std::max(avail, 2 * ws_.prefix_p.size()));
@@ -51,8 +45,6 @@ class CandidateProbs final : public SortedProbs {
   }
 
  private:
-  static constexpr size_t kCheapSort = 32768;
-
   Candidates& c_;
   Workspace& ws_;
   float max_;
