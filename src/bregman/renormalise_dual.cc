@@ -26,7 +26,9 @@ enum class Inner { kSqrt, kCubic, kGeneral };  // alpha = 1.5, 3, other
 // delta = q - p solving (p + delta)^{alpha-2} delta = nu, for p > 0 and nu > 0.
 // p_pow = p^{2-alpha} and nu_root = nu^{1/(alpha-1)} are the small- and
 // large-delta asymptotes of the solution.
-double Increment(Inner inner, double alpha, double p, double p_pow, double nu,
+// Inlined into the solver loops, where the switch on the loop-invariant
+// inner kind is hoisted out of the loop.
+[[gnu::always_inline]] inline double Increment(Inner inner, double alpha, double p, double p_pow, double nu,
                  double nu_root) {
   switch (inner) {
     case Inner::kSqrt: {
