@@ -43,17 +43,38 @@ struct RatioMap {
     }
   }
 
-  double operator()(double x) const {
-    if (root) return x / (1.0 + std::sqrt(1.0 + x));
-    if (m == 0) return std::expm1(std::log1p(x) / b);
+  // Calls body(map) once with the map as a branch-free function object, so
+  // the Newton loop over the support is compiled once per form (the same
+  // operations as operator(), so the same bits).
+  template <class Body>
+  void Dispatch(const Body& body) const {
+    if (root) return body([](double x) { return Root(x); });
+    if (m == 0) return body([this](double x) { return General(x); });
+    switch (m) {
+      case 2:
+        if (inverse) return body([](double x) { return Algebraic<2, true>(x); });
+        return body([](double x) { return Algebraic<2, false>(x); });
+      case 3:
+        if (inverse) return body([](double x) { return Algebraic<3, true>(x); });
+        return body([](double x) { return Algebraic<3, false>(x); });
+      default:
+        if (inverse) return body([](double x) { return Algebraic<4, true>(x); });
+        return body([](double x) { return Algebraic<4, false>(x); });
+    }
+  }
+
+  static double Root(double x) { return x / (1.0 + std::sqrt(1.0 + x)); }
+  double General(double x) const { return std::expm1(std::log1p(x) / b); }
+  template <int kM, bool kInverse>
+  static double Algebraic(double x) {
     const double y = 1.0 + x;
     double power = 1.0, series = 1.0;  // y^j, sum_{i<=j} y^i
-    for (int j = 1; j < m; ++j) {
+    for (int j = 1; j < kM; ++j) {
       power *= y;
       series += power;
     }
     const double up = x * series;  // y^m - 1
-    return inverse ? -up / (power * y) : up;
+    return kInverse ? -up / (power * y) : up;
   }
 };
 
@@ -91,14 +112,16 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
     double sum = -rem;
     double slope = 0.0;
     const double shift = b * nu;  // q^b - p^b
-    for (size_t i = 0; i < k; ++i) {
-      const double pb = pow_b[i];
-      if (pb == 0.0 || pb == HUGE_VAL) continue;
-      const double ratio_m1 = ratio_minus_one(shift / pb);  // q/p - 1
-      const double qi = p[i] + p[i] * ratio_m1;
-      sum += p[i] * ratio_m1;
-      slope += qi / (pb + shift);  // q^{2-alpha} = q * q^{-b}
-    }
+    ratio_minus_one.Dispatch([&](auto map) {
+      for (size_t i = 0; i < k; ++i) {
+        const double pb = pow_b[i];
+        if (pb == 0.0 || pb == HUGE_VAL) continue;
+        const double ratio_m1 = map(shift / pb);  // q/p - 1
+        const double qi = p[i] + p[i] * ratio_m1;
+        sum += p[i] * ratio_m1;
+        slope += qi / (pb + shift);  // q^{2-alpha} = q * q^{-b}
+      }
+    });
     if (gaining > 0) {
       const double z = PowAlpha(shift, 1.0 / b);
       sum += gaining_d * z;
