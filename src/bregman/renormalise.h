@@ -50,8 +50,10 @@ double Renormalise(BregmanDivergence divergence, double alpha, const double* p,
 
 // Bracket and starting point for a multiplier solve: the hint's bounds and
 // start when there are any, else the solver's own guess inside (lo, hi).
-// The bounds get a little rounding slack: nu_{k+1} may equal nu_k.
-inline void StartFrom(const Multiplier* nu, double guess, double* x0, double* lo,
+// The bounds get a little rounding slack: nu_{k+1} may equal nu_k. guess()
+// is called only when its value is used (it costs a pass over the support).
+template <class Guess>
+inline void StartFrom(const Multiplier* nu, const Guess& guess_fn, double* x0, double* lo,
                       double* hi) {
   if (nu != nullptr && nu->lower > 0.0 && nu->lower > *lo) {
     *lo = nu->lower * (1.0 - 1e-12);
@@ -60,6 +62,7 @@ inline void StartFrom(const Multiplier* nu, double guess, double* x0, double* lo
     *hi = nu->upper * (1.0 + 1e-12);
     *x0 = nu->upper;
   } else {
+    const double guess = guess_fn();
     *x0 = guess > *lo && guess < *hi ? guess : (*lo > 0.0 ? std::sqrt(*lo * *hi) : 0.5 * *hi);
   }
   if (nu != nullptr && nu->start > *lo && nu->start < *hi) *x0 = nu->start;

@@ -134,7 +134,7 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   // Without a hint, start from the first-order guess rem / F'(0).
   double nu0 = 0.0, hi = 1.0;
   double lo = 0.0;
-  StartFrom(hint, slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0, &nu0, &lo, &hi);
+  StartFrom(hint, [&] { return slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0; }, &nu0, &lo, &hi);
   const double nu = SafeguardedNewton(eval, lo, hi, nu0);
   if (hint != nullptr) hint->value = nu;
 

@@ -89,17 +89,24 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   // treated as the zero-probability token it effectively is, instead of
   // overflowing.
   const double* pre = hint != nullptr ? hint->powers : nullptr;
-  double slope_at_zero = 0.0;  // F'(0) over the positive p: sum p_i^{2-alpha}
   double min_pow_b = HUGE_VAL;
   size_t gaining = 0;  // tokens with p^b == 0 (alpha > 1): they get (b nu)^{1/b}
   for (size_t i = 0; i < k; ++i) {
     const double pb = pre != nullptr ? pre[i] : PrimalPower(p[i], b);
     if (pre == nullptr) scratch[i] = pb;
-    if (p[i] > 0.0 && pb > 0.0) slope_at_zero += p[i] / pb;
     if (pb == 0.0) ++gaining;
     min_pow_b = std::min(min_pow_b, pb);
   }
   const double* pow_b = pre != nullptr ? pre : scratch;
+  // F'(0) over the positive p: sum p_i^{2-alpha} (only for a start without
+  // hint bounds: one division per coordinate).
+  auto slope_at_zero = [&] {
+    double sum = 0.0;
+    for (size_t i = 0; i < k; ++i) {
+      if (p[i] > 0.0 && pow_b[i] > 0.0) sum += p[i] / pow_b[i];
+    }
+    return sum;
+  };
   const double gaining_d = static_cast<double>(gaining);
 
   // Bracket (spec 3.1): alpha > 1: at nu = k^{-b}/b every q_i >= 1/k.
@@ -139,7 +146,12 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   // so Newton from there converges monotonically.
   double nu0 = 0.0;
   double lo = 0.0;
-  StartFrom(hint, slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0, &nu0, &lo, &hi);
+  StartFrom(hint,
+            [&] {
+              const double slope = slope_at_zero();
+              return slope > 0.0 ? rem / slope : 0.0;
+            },
+            &nu0, &lo, &hi);
   const double nu = SafeguardedNewton(eval, lo, hi, nu0);
   if (hint != nullptr) hint->value = nu;
 
