@@ -18,13 +18,28 @@
 namespace bd {
 namespace bregman_detail {
 
+// x^e for x >= 0. The exponents of the common alphas (e = alpha, alpha - 1,
+// 2 - alpha, 1 / (alpha - 1) at alpha = 0.5, 1.5, 2, 3) get algebraic forms:
+// sqrt and products are several times cheaper than pow (per candidate, per
+// decode, at k up to V) and are IEEE operations, so they round the same in
+// every libm (glibc natively, musl in wasm). Other exponents use pow.
+inline double PowAlpha(double x, double e) {
+  if (e == 0.5) return std::sqrt(x);
+  if (e == -0.5) return 1.0 / std::sqrt(x);
+  if (e == 1.5) return x * std::sqrt(x);
+  if (e == 2.0) return x * x;
+  if (e == -1.0) return 1.0 / x;
+  if (e == 1.0) return x;
+  return std::pow(x, e);
+}
+
 // g_a(L) above, accurate to a few ulp for every a > 0 and every finite L
 // (series for small |L|, expm1 form otherwise).
 double ScaledDivergence(double alpha, double log_ratio);
 
 // d(x, y) for y > 0, given L = log(x / y) accurately.
 inline double DivergenceByLogRatio(double alpha, double y, double log_ratio) {
-  const double y_pow = alpha == 1.0 ? y : std::pow(y, alpha);
+  const double y_pow = PowAlpha(y, alpha);
   return y_pow * ScaledDivergence(alpha, log_ratio);
 }
 
@@ -33,7 +48,7 @@ inline double DivergenceByLogRatio(double alpha, double y, double log_ratio) {
 // cost of a zero-probability token that received mass y.
 inline double DivergenceToZero(double alpha, double y) {
   if (alpha == 1.0) return y;
-  return std::pow(y, alpha) / alpha;
+  return PowAlpha(y, alpha) / alpha;
 }
 
 // d(x, 0) = phi(x) - phi(0) - x phi'(0) = x^a / (a (a - 1)) for a > 1; +inf
@@ -43,7 +58,7 @@ inline double DivergenceToZero(double alpha, double y) {
 inline double DivergenceFromZero(double alpha, double x) {
   if (x == 0.0) return 0.0;
   if (alpha <= 1.0) return HUGE_VAL;
-  return std::pow(x, alpha) / (alpha * (alpha - 1.0));
+  return PowAlpha(x, alpha) / (alpha * (alpha - 1.0));
 }
 
 // Cost of dropping a token with probability p (spec section 4.1).

@@ -146,12 +146,18 @@ class PerK {
   // so Newton stops after one pass.
   const Solved& Solve(size_t k, bool need_cost) {
     const Solved* below = nullptr;
+    const Solved* below2 = nullptr;  // the next smaller cached support
     const Solved* above = nullptr;
     Solved* same = nullptr;
     for (Solved& c : cache_) {
       if (c.k == 0) continue;
       if (c.k == k) same = &c;
-      if (c.k < k && (below == nullptr || c.k > below->k)) below = &c;
+      if (c.k < k && (below == nullptr || c.k > below->k)) {
+        below2 = below;
+        below = &c;
+      } else if (c.k < k && (below2 == nullptr || c.k > below2->k)) {
+        below2 = &c;
+      }
       if (c.k > k && (above == nullptr || c.k < above->k)) above = &c;
     }
     if (same != nullptr && (!need_cost || !std::isnan(same->cost))) return *same;
@@ -169,6 +175,16 @@ class PerK {
         const double t = static_cast<double>(k - below->k) /
                          static_cast<double>(above->k - below->k);
         nu.start = nu.upper + (nu.lower - nu.upper) * t;
+      } else if (nu.upper > 0.0 && below2 != nullptr && below2->k > 1 && below2->nu > 0.0) {
+        // Galloping up: nu_k decays roughly like a power of k, so extrapolate
+        // log nu linearly in log k from the two supports below. Newton
+        // from there needs two or three evaluations instead of five from
+        // the upper bound (StartFrom ignores a start outside the bracket).
+        nu.start = below->nu * std::exp(std::log(below->nu / below2->nu) *
+                                        (std::log(static_cast<double>(k) /
+                                                  static_cast<double>(below->k)) /
+                                         std::log(static_cast<double>(below->k) /
+                                                  static_cast<double>(below2->k))));
       }
     }
     nu.powers = Powers(k);
@@ -382,7 +398,7 @@ double TailCost(const BregmanParams& params, SortedProbs& probs, size_t k,
   if (alpha == 1.0) return RemainingMass(kept);  // primal KL: the tail's mass
   const double* p = probs.Prefix(k);
   double head = 0.0;
-  for (size_t i = k; i-- > 0;) head += alpha == 2.0 ? p[i] * p[i] : std::pow(p[i], alpha);
+  for (size_t i = k; i-- > 0;) head += PowAlpha(p[i], alpha);
   const double tail = probs.SumPow(alpha) - head;
   return ZeroCostScale(params.divergence, alpha) * std::max(tail, 0.0);
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "bregman/alpha_family.h"
 #include "bregman/bregman.h"
 
 namespace bd {
@@ -35,12 +36,12 @@ struct Multiplier {
 // p^b, b = alpha - 1, as the primal solver stores it: 0^b is 0 for alpha > 1
 // (the token gains (b nu)^{1/b}) and +inf for alpha < 1 (q stays 0).
 inline double PrimalPower(double p, double b) {
-  if (p > 0.0) return std::pow(p, b);
+  if (p > 0.0) return PowAlpha(p, b);
   return b > 0.0 ? 0.0 : HUGE_VAL;
 }
 // p^{2-alpha} (0 for p = 0), the dual's small-increment scale.
 inline double DualPower(double p, double alpha) {
-  return p > 0.0 ? std::pow(p, 2.0 - alpha) : 0.0;
+  return p > 0.0 ? PowAlpha(p, 2.0 - alpha) : 0.0;
 }
 
 // BregmanRenormalise with an optional hint (may be null).
@@ -49,8 +50,10 @@ double Renormalise(BregmanDivergence divergence, double alpha, const double* p,
 
 // Bracket and starting point for a multiplier solve: the hint's bounds and
 // start when there are any, else the solver's own guess inside (lo, hi).
-// The bounds get a little rounding slack: nu_{k+1} may equal nu_k.
-inline void StartFrom(const Multiplier* nu, double guess, double* x0, double* lo,
+// The bounds get a little rounding slack: nu_{k+1} may equal nu_k. guess()
+// is called only when its value is used (it costs a pass over the support).
+template <class Guess>
+inline void StartFrom(const Multiplier* nu, const Guess& guess_fn, double* x0, double* lo,
                       double* hi) {
   if (nu != nullptr && nu->lower > 0.0 && nu->lower > *lo) {
     *lo = nu->lower * (1.0 - 1e-12);
@@ -59,6 +62,7 @@ inline void StartFrom(const Multiplier* nu, double guess, double* x0, double* lo
     *hi = nu->upper * (1.0 + 1e-12);
     *x0 = nu->upper;
   } else {
+    const double guess = guess_fn();
     *x0 = guess > *lo && guess < *hi ? guess : (*lo > 0.0 ? std::sqrt(*lo * *hi) : 0.5 * *hi);
   }
   if (nu != nullptr && nu->start > *lo && nu->start < *hi) *x0 = nu->start;

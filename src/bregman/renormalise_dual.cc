@@ -26,7 +26,9 @@ enum class Inner { kSqrt, kCubic, kGeneral };  // alpha = 1.5, 3, other
 // delta = q - p solving (p + delta)^{alpha-2} delta = nu, for p > 0 and nu > 0.
 // p_pow = p^{2-alpha} and nu_root = nu^{1/(alpha-1)} are the small- and
 // large-delta asymptotes of the solution.
-double Increment(Inner inner, double alpha, double p, double p_pow, double nu,
+// Inlined into the solver loops, where the switch on the loop-invariant
+// inner kind is hoisted out of the loop.
+[[gnu::always_inline]] inline double Increment(Inner inner, double alpha, double p, double p_pow, double nu,
                  double nu_root) {
   switch (inner) {
     case Inner::kSqrt: {
@@ -107,7 +109,7 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   // d delta / d nu = 1 / h'(q) = delta / (nu (1 + (alpha-2) theta)), from
   // h'(q) = q^{alpha-3} ((alpha-1) q - (alpha-2) p) and q^{alpha-2} delta = nu.
   auto eval = [&](double nu, double* f, double* df) {
-    const double nu_root = std::pow(nu, 1.0 / b);
+    const double nu_root = PowAlpha(nu, 1.0 / b);
     double sum = -rem;
     double slope = 0.0;
     for (size_t i = 0; i < k; ++i) {
@@ -132,11 +134,11 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   // Without a hint, start from the first-order guess rem / F'(0).
   double nu0 = 0.0, hi = 1.0;
   double lo = 0.0;
-  StartFrom(hint, slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0, &nu0, &lo, &hi);
+  StartFrom(hint, [&] { return slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0; }, &nu0, &lo, &hi);
   const double nu = SafeguardedNewton(eval, lo, hi, nu0);
   if (hint != nullptr) hint->value = nu;
 
-  const double nu_root = std::pow(nu, 1.0 / b);
+  const double nu_root = PowAlpha(nu, 1.0 / b);
   const bool last_only = hint != nullptr && hint->last_only;
   double cost = 0.0;
   for (size_t i = last_only ? k - 1 : 0; i < k; ++i) {

@@ -43,17 +43,38 @@ struct RatioMap {
     }
   }
 
-  double operator()(double x) const {
-    if (root) return x / (1.0 + std::sqrt(1.0 + x));
-    if (m == 0) return std::expm1(std::log1p(x) / b);
+  // Calls body(map) once with the map as a branch-free function object, so
+  // the Newton loop over the support is compiled once per form (the same
+  // operations as operator(), so the same bits).
+  template <class Body>
+  void Dispatch(const Body& body) const {
+    if (root) return body([](double x) { return Root(x); });
+    if (m == 0) return body([this](double x) { return General(x); });
+    switch (m) {
+      case 2:
+        if (inverse) return body([](double x) { return Algebraic<2, true>(x); });
+        return body([](double x) { return Algebraic<2, false>(x); });
+      case 3:
+        if (inverse) return body([](double x) { return Algebraic<3, true>(x); });
+        return body([](double x) { return Algebraic<3, false>(x); });
+      default:
+        if (inverse) return body([](double x) { return Algebraic<4, true>(x); });
+        return body([](double x) { return Algebraic<4, false>(x); });
+    }
+  }
+
+  static double Root(double x) { return x / (1.0 + std::sqrt(1.0 + x)); }
+  double General(double x) const { return std::expm1(std::log1p(x) / b); }
+  template <int kM, bool kInverse>
+  static double Algebraic(double x) {
     const double y = 1.0 + x;
     double power = 1.0, series = 1.0;  // y^j, sum_{i<=j} y^i
-    for (int j = 1; j < m; ++j) {
+    for (int j = 1; j < kM; ++j) {
       power *= y;
       series += power;
     }
     const double up = x * series;  // y^m - 1
-    return inverse ? -up / (power * y) : up;
+    return kInverse ? -up / (power * y) : up;
   }
 };
 
@@ -68,17 +89,24 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   // treated as the zero-probability token it effectively is, instead of
   // overflowing.
   const double* pre = hint != nullptr ? hint->powers : nullptr;
-  double slope_at_zero = 0.0;  // F'(0) over the positive p: sum p_i^{2-alpha}
   double min_pow_b = HUGE_VAL;
   size_t gaining = 0;  // tokens with p^b == 0 (alpha > 1): they get (b nu)^{1/b}
   for (size_t i = 0; i < k; ++i) {
     const double pb = pre != nullptr ? pre[i] : PrimalPower(p[i], b);
     if (pre == nullptr) scratch[i] = pb;
-    if (p[i] > 0.0 && pb > 0.0) slope_at_zero += p[i] / pb;
     if (pb == 0.0) ++gaining;
     min_pow_b = std::min(min_pow_b, pb);
   }
   const double* pow_b = pre != nullptr ? pre : scratch;
+  // F'(0) over the positive p: sum p_i^{2-alpha} (only for a start without
+  // hint bounds: one division per coordinate).
+  auto slope_at_zero = [&] {
+    double sum = 0.0;
+    for (size_t i = 0; i < k; ++i) {
+      if (p[i] > 0.0 && pow_b[i] > 0.0) sum += p[i] / pow_b[i];
+    }
+    return sum;
+  };
   const double gaining_d = static_cast<double>(gaining);
 
   // Bracket (spec 3.1): alpha > 1: at nu = k^{-b}/b every q_i >= 1/k.
@@ -91,16 +119,18 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
     double sum = -rem;
     double slope = 0.0;
     const double shift = b * nu;  // q^b - p^b
-    for (size_t i = 0; i < k; ++i) {
-      const double pb = pow_b[i];
-      if (pb == 0.0 || pb == HUGE_VAL) continue;
-      const double ratio_m1 = ratio_minus_one(shift / pb);  // q/p - 1
-      const double qi = p[i] + p[i] * ratio_m1;
-      sum += p[i] * ratio_m1;
-      slope += qi / (pb + shift);  // q^{2-alpha} = q * q^{-b}
-    }
+    ratio_minus_one.Dispatch([&](auto map) {
+      for (size_t i = 0; i < k; ++i) {
+        const double pb = pow_b[i];
+        if (pb == 0.0 || pb == HUGE_VAL) continue;
+        const double ratio_m1 = map(shift / pb);  // q/p - 1
+        const double qi = p[i] + p[i] * ratio_m1;
+        sum += p[i] * ratio_m1;
+        slope += qi / (pb + shift);  // q^{2-alpha} = q * q^{-b}
+      }
+    });
     if (gaining > 0) {
-      const double z = std::pow(shift, 1.0 / b);
+      const double z = PowAlpha(shift, 1.0 / b);
       sum += gaining_d * z;
       slope += gaining_d * z / shift;
     }
@@ -116,12 +146,17 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   // so Newton from there converges monotonically.
   double nu0 = 0.0;
   double lo = 0.0;
-  StartFrom(hint, slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0, &nu0, &lo, &hi);
+  StartFrom(hint,
+            [&] {
+              const double slope = slope_at_zero();
+              return slope > 0.0 ? rem / slope : 0.0;
+            },
+            &nu0, &lo, &hi);
   const double nu = SafeguardedNewton(eval, lo, hi, nu0);
   if (hint != nullptr) hint->value = nu;
 
   const double shift = b * nu;
-  const double zero_mass = gaining > 0 ? std::pow(shift, 1.0 / b) : 0.0;
+  const double zero_mass = gaining > 0 ? PowAlpha(shift, 1.0 / b) : 0.0;
   const bool last_only = hint != nullptr && hint->last_only;
   double cost = 0.0;
   for (size_t i = last_only ? k - 1 : 0; i < k; ++i) {

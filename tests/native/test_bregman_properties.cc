@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bregman/alpha_family.h"
 #include "bregman/bregman.h"
 #include "native/bregman_test_util.h"
 #include "reference/bregman_oracle.h"
@@ -538,6 +539,25 @@ TEST_CASE("bregman property: the decoder reads only the prefix it needs") {
       bd::DecodeBregman(Params(ma.dual, ma.alpha, 0.0, k), probs, ws);
       INFO("fixed k " << k << " max prefix " << probs.max_need);
       CHECK(probs.max_need <= std::min(v, k + 1));
+    }
+  }
+}
+
+TEST_CASE("bregman property: PowAlpha's algebraic forms match pow within 2 ulp") {
+  // The exponents with algebraic forms, and one without (pow itself).
+  const double exps[] = {0.5, -0.5, 1.5, 2.0, -1.0, 1.0, 0.75};
+  Rng rng(0xb00f000b);
+  for (double e : exps) {
+    INFO("e = " << e);
+    CHECK(bd::bregman_detail::PowAlpha(0.0, e) == std::pow(0.0, e));
+    CHECK(bd::bregman_detail::PowAlpha(1.0, e) == 1.0);
+    for (int i = 0; i < 2000; ++i) {
+      // Probabilities and multipliers: 1e-300 .. 1, plus a few above 1.
+      const double x = rng.LogUniform(1e-300, 4.0);
+      const double want = std::pow(x, e);
+      const double got = bd::bregman_detail::PowAlpha(x, e);
+      INFO("x = " << x);
+      CHECK(std::fabs(got - want) <= 2.0 * (std::nextafter(want, HUGE_VAL) - want));
     }
   }
 }
