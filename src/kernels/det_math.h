@@ -91,6 +91,13 @@ inline void FastTwoSum(double a, double b, double* s, double* e) {
   *e = b - (*s - a);
 }
 
+// Exact sum a + b = s + e for any order of magnitudes (Knuth).
+inline void TwoSum(double a, double b, double* s, double* e) {
+  *s = a + b;
+  const double bb = *s - a;
+  *e = (a - (*s - bb)) + (b - bb);
+}
+
 // x = 2^k m, m in [sqrt(2)/2, sqrt(2)), for finite x > 0 (denormals too).
 inline double SplitExponent(double x, int* k) {
   double m = Frexp1(x, k);
@@ -159,6 +166,19 @@ inline double Exp2Fraction(double r) {
   for (double k : inv_fact) q = q * t + k;
   const double em1 = t + (t * t) * q;
   return 1.0 + (em1 + (c + em1 * c));
+}
+
+// e^t - 1 for |t| <= ~0.35 as hi + lo: t + t^2 (1/2! + t/3! + ... + t^12/14!)
+// (Taylor; truncation below 2^-62 relative), the sum kept in two doubles so
+// that the rounding of hi does not reach a result that cancels against -1.
+inline void Expm1Small(double t, double* hi, double* lo) {
+  double q = 1.0 / 87178291200.0;  // 1/14!
+  const double inv_fact[] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0,
+                             1.0 / 3628800.0,    1.0 / 362880.0,    1.0 / 40320.0,
+                             1.0 / 5040.0,       1.0 / 720.0,       1.0 / 120.0,
+                             1.0 / 24.0,         1.0 / 6.0,         0.5};
+  for (double k : inv_fact) q = q * t + k;
+  FastTwoSum(t, (t * t) * q, hi, lo);  // |t| >= t^2 q for |t| <= 0.35
 }
 
 // Handles x <= 0, NaN and inf for the logs; returns true with *out set then.
@@ -296,6 +316,81 @@ inline double PowF64(double x, double y) {
   s_lo += a_lo + b_lo;
   if (s >= 1025.0) return Inf();
   if (s < -1100.0) return 0.0;
+  const double shifter = 6755399441055744.0;
+  const double n = (s + shifter) - shifter;
+  const double r = (s - n) + s_lo;  // s - n exact
+  return ScaleByPow2(Exp2Fraction(r), static_cast<int64_t>(n));
+}
+
+// e^x - 1 as C expm1: x itself for |x| < 2^-54 (signed zeros kept), -1 below
+// -38 (e^x under half an ulp of 1), inf above ln(DBL_MAX).
+// x = n ln2 + t + c (n ln2 split as in LogF64, t + c exact to ~2^-76), then
+// e^x - 1 = (2^n - 1) + 2^n (E + c (1 + E)), E = e^t - 1 in two doubles;
+// 2^n - 1 is exact for |n| <= 53 and the big sum is exact (TwoSum) before
+// the single final rounding.
+inline double Expm1F64(double x) {
+  using namespace det_math;
+  if (x != x) return x;
+  if (Abs(x) < 0x1p-54) return x;
+  if (x > 709.8) return Inf();  // e^709.8 > DBL_MAX
+  if (x < -38.0) return -1.0;   // e^-38 < 2^-54: -1 + e^x rounds to -1
+  const double shifter = 6755399441055744.0;  // 1.5 * 2^52
+  const double n = (x * kLog2e + shifter) - shifter;
+  const int ni = static_cast<int>(n);
+  const double r_hi = x - n * kLn2Hi;  // exact: n kLn2Hi exact, Sterbenz for n != 0
+  double t, c;
+  TwoSum(r_hi, -(n * kLn2Lo), &t, &c);
+  double e_hi, e_lo;
+  Expm1Small(t, &e_hi, &e_lo);
+  // e^(t + c) - 1 = E + c (1 + E), to ~2^-60 relative.
+  const double small = e_lo + (c + e_hi * c);
+  if (ni < -53 || ni > 53) {
+    // 2^n - 1 not exact; 1 is below ~2^-53 relative of 2^n e^t (n > 53), or
+    // e^x < 2^-53 next to -1 (n < -53): one rounding of 1 + E dominates.
+    const double one_plus = 1.0 + (e_hi + small);
+    return ScaleByPow2(one_plus, ni) - 1.0;
+  }
+  const double p = Pow2(ni);
+  double s, s_err;
+  TwoSum(p - 1.0, p * e_hi, &s, &s_err);  // both exact
+  return s + (s_err + p * small);
+}
+
+// ln(1 + x) as C log1p: x itself for |x| < 2^-54, -1 -> -inf, x < -1 -> NaN.
+// For 1 + x in [sqrt(2)/2, sqrt(2)) it is the reduced series on x itself (no
+// rounding of 1 + x); otherwise 1 + x = u + cu exactly (TwoSum), u = 2^k m,
+// and ln(1 + x) = k ln2 + ln m + cu / u.
+inline double Log1pF64(double x) {
+  using namespace det_math;
+  if (x != x) return x;
+  if (Abs(x) < 0x1p-54) return x;
+  if (x > -0.29289321881345254 && x < 0.41421356237309503) {
+    const Log1pParts l = Log1pReduced(x);
+    return l.f - (l.hfsq - l.tail);
+  }
+  if (x == -1.0) return -Inf();
+  if (x < -1.0) return NaN();
+  if (x == Inf()) return x;
+  double u, cu;
+  TwoSum(1.0, x, &u, &cu);
+  int k;
+  const double m = SplitExponent(u, &k);
+  const Log1pParts l = Log1pReduced(m - 1.0);  // m - 1 exact (Sterbenz)
+  const double dk = k;
+  return dk * kLn2Hi - ((l.hfsq - ((l.tail + cu / u) + dk * kLn2Lo)) - l.f);
+}
+
+// e^x over the whole double range (denormal results included, unlike ExpF64
+// in exp_f64.h, which flushes below -708 and saturates above 709):
+// 2^(x log2 e) with x log2 e carried in two doubles, as PowF64 does.
+inline double ExpFullF64(double x) {
+  using namespace det_math;
+  if (x != x) return x;
+  if (x > 709.8) return Inf();
+  if (x < -746.0) return 0.0;  // e^-746 < half the smallest denormal
+  double s, s_lo;
+  TwoProd(x, kLog2e, &s, &s_lo);
+  s_lo += x * kLog2eTail;
   const double shifter = 6755399441055744.0;
   const double n = (s + shifter) - shifter;
   const double r = (s - n) + s_lo;  // s - n exact
