@@ -344,11 +344,15 @@ inline double Expm1F64(double x) {
   Expm1Small(t, &e_hi, &e_lo);
   // e^(t + c) - 1 = E + c (1 + E), to ~2^-60 relative.
   const double small = e_lo + (c + e_hi * c);
-  if (ni < -53 || ni > 53) {
-    // 2^n - 1 not exact; 1 is below ~2^-53 relative of 2^n e^t (n > 53), or
-    // e^x < 2^-53 next to -1 (n < -53): one rounding of 1 + E dominates.
-    const double one_plus = 1.0 + (e_hi + small);
-    return ScaleByPow2(one_plus, ni) - 1.0;
+  if (ni < -53) {  // e^x < 2^-53 next to -1: its rounding hardly shows
+    return ScaleByPow2(1.0 + (e_hi + small), ni) - 1.0;
+  }
+  if (ni > 53) {
+    // 2^n - 1 is not exact here: 2^n (1 + E) as two doubles (exact scaling),
+    // the -1 joins the small part, one final rounding.
+    double one_hi, one_lo;
+    FastTwoSum(1.0, e_hi, &one_hi, &one_lo);  // |E| < 1/2
+    return ScaleByPow2(one_hi, ni) + (ScaleByPow2(one_lo + small, ni) - 1.0);
   }
   const double p = Pow2(ni);
   double s, s_err;

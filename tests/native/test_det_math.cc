@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/det_math.h"
+#include "kernels/exp_f64.h"
 
 namespace {
 
@@ -275,6 +276,106 @@ TEST_CASE("PowF64: special values as C pow, max ulp error") {
   CHECK(worst <= (kLongDoubleRef ? 1.5 : 2.5) + std::fabs(worst_y) / 16.0);
 }
 
+TEST_CASE("Expm1F64 and Log1pF64: special values as C expm1 and log1p") {
+  for (double x : {0.0, -0.0, kInf, -kInf, kNaN, -1.0, -2.0, -kDenormMin, kDenormMin, 0x1p-60,
+                   -0x1p-60, 0x1p-1022, -0x1p-1022, 1e-300, -1e-300, 1e300, DBL_MAX, -DBL_MAX,
+                   710.0, 709.7, -38.5, -40.0, -745.0, -1e300}) {
+    CHECK_MESSAGE(SameBits(bd::Expm1F64(x), std::expm1(x)), x);
+    CHECK_MESSAGE(SameBits(bd::Log1pF64(x), std::log1p(x)), x);
+  }
+  // Below 2^-54 both return x itself, bit for bit (C's do as well).
+  SplitMix r{7};
+  for (int i = 0; i < 10000; ++i) {
+    const double x = FromBits(r.Next() % Bits(0x1p-54)) * (i % 2 ? -1.0 : 1.0);
+    REQUIRE(SameBits(bd::Expm1F64(x), x));
+    REQUIRE(SameBits(bd::Log1pF64(x), x));
+  }
+}
+
+TEST_CASE("Expm1F64 and Log1pF64: max ulp error across the domain") {
+  SplitMix r{8};
+  std::vector<double> ex;
+  for (int i = 0; i < 200000; ++i) ex.push_back(r.Uniform(-40.0, 709.78));
+  for (int i = 0; i < 100000; ++i) ex.push_back(r.Uniform(-2.0, 2.0));
+  for (int i = 0; i < 100000; ++i) ex.push_back(r.Uniform(-0.36, 0.36));  // n = 0 and +-1 edges
+  // Every binade of small |x| down to 2^-60, both signs.
+  for (int i = 0; i < 100000; ++i) {
+    const double x = std::ldexp(r.Uniform(1.0, 2.0), -static_cast<int>(r.Next() % 60) - 1);
+    ex.push_back(i % 2 ? -x : x);
+  }
+  double worst_e = 0.0, worst_ex = 0.0;
+  for (double x : ex) {
+    const long double want = kLongDoubleRef ? std::expm1(static_cast<long double>(x)) : std::expm1(x);
+    if (std::isinf(static_cast<double>(want))) continue;
+    const double e = UlpError(bd::Expm1F64(x), want);
+    if (e > worst_e) worst_e = e, worst_ex = x;
+  }
+  std::vector<double> lx;
+  for (int i = 0; i < 200000; ++i) lx.push_back(FromBits(r.Next() >> 1 & 0x7fefffffffffffffull));
+  for (int i = 0; i < 100000; ++i) lx.push_back(r.Uniform(-1.0, 2.0));
+  for (int i = 0; i < 50000; ++i) lx.push_back(-1.0 + std::ldexp(r.Uniform(1.0, 2.0), -static_cast<int>(r.Next() % 53) - 1));
+  for (int i = 0; i < 100000; ++i) {
+    const double x = std::ldexp(r.Uniform(1.0, 2.0), -static_cast<int>(r.Next() % 60) - 1);
+    lx.push_back(i % 2 ? -x : x);
+  }
+  for (double x : {-0.29289321881345254, 0.41421356237309503, -0.2928932188134524,
+                   0.414213562373095, std::nextafter(-1.0, 0.0), 0x1p53, 0x1p53 + 2.0})
+    lx.push_back(x);
+  double worst_l = 0.0, worst_lx = 0.0;
+  for (double x : lx) {
+    const long double want = kLongDoubleRef ? std::log1p(static_cast<long double>(x)) : std::log1p(x);
+    const double e = UlpError(bd::Log1pF64(x), want);
+    if (e > worst_l) worst_l = e, worst_lx = x;
+  }
+  MESSAGE("Expm1F64 max " << worst_e << " ulp at " << worst_ex << " over " << ex.size()
+                          << " inputs; Log1pF64 max " << worst_l << " ulp at " << worst_lx
+                          << " over " << lx.size() << " inputs"
+                          << (kLongDoubleRef ? " (vs long double)" : " (vs libm double)"));
+  CHECK(worst_e < (kLongDoubleRef ? 1.0 : 1.5));
+  CHECK(worst_l < (kLongDoubleRef ? 1.0 : 1.5));
+}
+
+TEST_CASE("ExpFullF64 and exp_f64.h's ExpF64: max ulp error, range") {
+  for (double x : {kInf, -kInf, kNaN, 0.0, -0.0, 709.8, 710.0, -746.0, -1e300, 1e300}) {
+    CHECK_MESSAGE(SameBits(bd::ExpFullF64(x), std::exp(x)), x);
+  }
+  SplitMix r{9};
+  std::vector<double> in;
+  for (int i = 0; i < 200000; ++i) in.push_back(r.Uniform(-708.0, 709.78));
+  for (int i = 0; i < 100000; ++i) in.push_back(r.Uniform(-40.0, 40.0));
+  for (int i = 0; i < 20000; ++i) in.push_back(r.Uniform(-1e-10, 1e-10));
+  for (int i = 0; i < 20000; ++i) in.push_back(r.Uniform(-745.2, -708.4));  // denormal results
+  double worst_full = 0.0, worst_old = 0.0, worst_full_x = 0.0, worst_old_x = 0.0;
+  double worst_denormal = 0.0;
+  for (double x : in) {
+    const long double want = kLongDoubleRef ? std::exp(static_cast<long double>(x)) : std::exp(x);
+    if (std::fabs(static_cast<double>(want)) < DBL_MIN) {
+      worst_denormal = std::max(worst_denormal, UlpError(bd::ExpFullF64(x), want));
+      continue;
+    }
+    const double e = UlpError(bd::ExpFullF64(x), want);
+    if (e > worst_full) worst_full = e, worst_full_x = x;
+    if (x >= bd::kExpF64Floor && x <= 709.0) {
+      const double eo = UlpError(bd::ExpF64(x), want);
+      if (eo > worst_old) worst_old = eo, worst_old_x = x;
+    }
+  }
+  MESSAGE("ExpFullF64 max " << worst_full << " ulp at " << worst_full_x << ", "
+                            << worst_denormal << " denormal steps; exp_f64.h ExpF64 max "
+                            << worst_old << " ulp at " << worst_old_x << " on [-708, 709]");
+  CHECK(worst_full < (kLongDoubleRef ? 1.5 : 2.0));
+  CHECK(worst_denormal <= 1.0);
+  CHECK(worst_old < (kLongDoubleRef ? 3.0 : 3.5));
+  // ExpF64 is not a drop-in for C exp outside [-708, 709]: it flushes below
+  // (exp(-708.2) is still a normal double), saturates above (no inf), and
+  // gives 0 for NaN.
+  CHECK(bd::ExpF64(-708.2) == 0.0);
+  CHECK(std::exp(-708.2) > DBL_MIN);
+  CHECK(bd::ExpF64(710.0) == bd::ExpF64(709.0));
+  CHECK(bd::ExpF64(kNaN) == 0.0);
+  CHECK(bd::ExpFullF64(-708.2) == std::exp(-708.2));
+}
+
 TEST_CASE("det_math: the same bits natively and in wasm (pinned hash)") {
   // FNV-1a over the bits of every function on fixed inputs.
   uint64_t h = 1469598103934665603ull;
@@ -300,4 +401,28 @@ TEST_CASE("det_math: the same bits natively and in wasm (pinned hash)") {
   }
   MESSAGE("det_math hash " << h);
   CHECK(h == 6823650762792866505ull);
+}
+
+TEST_CASE("det_math: Expm1F64, Log1pF64, ExpFullF64 the same bits natively and in wasm") {
+  uint64_t h = 1469598103934665603ull;
+  auto add = [&](double v) {
+    uint64_t b = Bits(v);
+    for (int i = 0; i < 8; ++i) h = (h ^ ((b >> (8 * i)) & 0xff)) * 1099511628211ull;
+  };
+  SplitMix r{10};
+  for (int i = 0; i < 20000; ++i) {
+    const double x = FromBits(r.Next() >> 1 & 0x7fefffffffffffffull);
+    const double u = r.Uniform(-1.0, 1.0);
+    const double t = r.Uniform(-750.0, 710.0);
+    add(bd::Expm1F64(t * 0.06));
+    add(bd::Expm1F64(u * 0x1p-20));
+    add(bd::Expm1F64(t));
+    add(bd::Log1pF64(x));
+    add(bd::Log1pF64(u));
+    add(bd::Log1pF64(u * 0x1p-30));
+    add(bd::ExpFullF64(t));
+    add(bd::ExpFullF64(u));
+  }
+  MESSAGE("det_math expm1/log1p/exp hash " << h);
+  CHECK(h == 16700711450898405797ull);
 }
