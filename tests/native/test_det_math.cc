@@ -382,7 +382,7 @@ TEST_CASE("ExpFullF64 and exp_f64.h's ExpF64: max ulp error, range") {
   CHECK(bd::ExpF64(710.0) == bd::ExpF64(709.0));
   CHECK(bd::ExpF64(kNaN) == 0.0);
   CHECK(UlpError(bd::ExpFullF64(-708.2),
-                 kLongDoubleRef ? std::exp(-708.2L) : std::exp(-708.2)) < 1.5);
+                 kLongDoubleRef ? std::exp(static_cast<long double>(-708.2)) : std::exp(-708.2)) < 1.5);
 }
 
 TEST_CASE("det_math: the same bits natively and in wasm (pinned hash)") {
