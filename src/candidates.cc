@@ -8,6 +8,7 @@
 
 #include "kernels/blocks.h"
 #include "kernels/exp_f64.h"
+#include "kernels/key_sort.h"
 #include "kernels/row_scan.h"
 #include "kernels/softmax.h"
 #include "kernels/threshold.h"
@@ -42,10 +43,10 @@ inline int32_t KeyId(uint64_t key) {
 
 // Puts the largest `m` of ids/logits[0..n) first, in order. O(n + m log m).
 void PartialSortByKey(int32_t* ids, float* logits, size_t n, size_t m,
-                      uint64_t* keys) {
+                      uint64_t* keys, uint64_t* scratch) {
   for (size_t i = 0; i < n; ++i) keys[i] = OrderKey(logits[i], ids[i]);
   if (m < n) std::nth_element(keys, keys + m, keys + n, std::greater<uint64_t>());
-  std::sort(keys, keys + m, std::greater<uint64_t>());
+  SortKeysDescending(keys, m, scratch);
   for (size_t i = 0; i < n; ++i) {
     ids[i] = KeyId(keys[i]);
     logits[i] = KeyLogit(keys[i]);
@@ -115,7 +116,8 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
     if (t != t) t = ThresholdForTop(c.row, c.vocab, c.row_max, want, c.row_finite, blocks);
     const size_t n = GatherAtLeast(c.row, c.vocab, t, ws.tmp_ids.data(),
                                    ws.tmp_logits.data(), blocks);
-    PartialSortByKey(ws.tmp_ids.data(), ws.tmp_logits.data(), n, want, ws.keys.data());
+    PartialSortByKey(ws.tmp_ids.data(), ws.tmp_logits.data(), n, want, ws.keys.data(),
+                     ws.sort_scratch.data());
     std::memcpy(ws.ids.data(), ws.tmp_ids.data(), want * sizeof(int32_t));
     std::memcpy(ws.logits.data(), ws.tmp_logits.data(), want * sizeof(float));
     c.ids = ws.ids.data();
@@ -128,7 +130,7 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
   if (c.sorted >= want) return;
   // The unsorted tail holds only entries below the sorted head.
   PartialSortByKey(c.ids + c.sorted, c.logits + c.sorted, c.size - c.sorted,
-                   want - c.sorted, ws.keys.data());
+                   want - c.sorted, ws.keys.data(), ws.sort_scratch.data());
   c.sorted = want;
 }
 

@@ -345,7 +345,8 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
 size_t Decoder::WorkspaceBytes() const {
   return ws_.row.capacity() * sizeof(float) + ws_.ids.capacity() * sizeof(int32_t) +
          ws_.logits.capacity() * sizeof(float) + ws_.tmp_ids.capacity() * sizeof(int32_t) +
-         ws_.tmp_logits.capacity() * sizeof(float) + ws_.keys.capacity() * sizeof(uint64_t) +
+         ws_.tmp_logits.capacity() * sizeof(float) +
+         (ws_.keys.capacity() + ws_.sort_scratch.capacity()) * sizeof(uint64_t) +
          ws_.probs.capacity() * sizeof(double) + ws_.prefix_p.capacity() * sizeof(double) +
          ws_.stage_i32.capacity() * sizeof(int32_t) + ws_.stage_f32.capacity() * sizeof(float) +
          ws_.stage_f64.capacity() * sizeof(double) + ws_.top_ids.capacity() * sizeof(int32_t) +

@@ -20,6 +20,7 @@ void Workspace::Reserve(size_t vocab) {
   tmp_ids.resize(n);
   tmp_logits.resize(n);
   keys.resize(n);
+  sort_scratch.resize(n);
   probs.resize(n);
   stage_i32.resize(n);
   stage_f32.resize(n);

@@ -24,6 +24,7 @@ struct Workspace {
   std::vector<int32_t> tmp_ids;  // selection scratch
   std::vector<float> tmp_logits;
   std::vector<uint64_t> keys;    // (logit, id) sort keys of survivors
+  std::vector<uint64_t> sort_scratch;  // the radix sort's second buffer
   std::vector<double> probs;     // explicit candidate probabilities
   std::vector<double> prefix_p;  // sorted probabilities handed to Bregman
   BregmanWorkspace bregman;

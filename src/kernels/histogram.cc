@@ -4,6 +4,44 @@
 #include <cmath>
 #include <cstring>
 
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/histogram.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+HWY_BEFORE_NAMESPACE();
+namespace bd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// out[i] = min(floor((max - v[i]) * inv_width), kMassBuckets - 1): the very
+// float operations of the scalar rule (no contraction; x >= 0, and -inf gives
+// +inf, which the min clamps), so the same bucket on every target.
+void BucketIndicesImpl(const float* HWY_RESTRICT v, size_t n, float max, float inv_width,
+                       uint32_t* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const size_t N = hn::Lanes(d);
+  const auto vmax = hn::Set(d, max);
+  const auto vinv = hn::Set(d, inv_width);
+  const auto vlast = hn::Set(d, static_cast<float>(kMassBuckets - 1));
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto x = hn::Min(hn::Mul(hn::Sub(vmax, hn::LoadU(d, v + i)), vinv), vlast);
+    hn::StoreU(hn::ConvertTo(di, x), di, reinterpret_cast<int32_t*>(out + i));
+  }
+  const float last = static_cast<float>(kMassBuckets - 1);
+  for (; i < n; ++i) {
+    const float x = (max - v[i]) * inv_width;
+    out[i] = x < last ? static_cast<uint32_t>(x) : static_cast<uint32_t>(kMassBuckets - 1);
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace bd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
 namespace bd {
 namespace {
 
@@ -24,19 +62,30 @@ inline float FromOrderedBits(uint32_t b) {
 
 }  // namespace
 
+HWY_EXPORT(BucketIndicesImpl);
+
+void BucketIndices(const float* v, size_t n, float max, float inv_width, uint32_t* out) {
+  HWY_DYNAMIC_DISPATCH(BucketIndicesImpl)(v, n, max, inv_width, out);
+}
+
 void MassHistogram(const float* v, const float* e, size_t n, float max, float inv_width,
                    double* mass, uint32_t* count) {
   for (size_t j = 0; j < kMassBuckets; ++j) {
     mass[j] = 0.0;
     count[j] = 0;
   }
-  const float last = static_cast<float>(kMassBuckets - 1);
-  for (size_t i = 0; i < n; ++i) {
-    const float x = BucketCoordinate(max, inv_width, v[i]);
-    // NaN-free: -inf gives +inf here, clamped to the last bucket.
-    const size_t j = x < last ? static_cast<size_t>(x) : kMassBuckets - 1;
-    mass[j] += e[i];
-    ++count[j];
+  // Buckets by SIMD a chunk at a time; the masses are added one by one in
+  // index order (double sums: the same bits on every target).
+  constexpr size_t kChunk = 1024;
+  uint32_t bucket[kChunk];
+  for (size_t begin = 0; begin < n; begin += kChunk) {
+    const size_t len = n - begin < kChunk ? n - begin : kChunk;
+    BucketIndices(v + begin, len, max, inv_width, bucket);
+    const float* eb = e + begin;
+    for (size_t i = 0; i < len; ++i) {
+      mass[bucket[i]] += eb[i];
+      ++count[bucket[i]];
+    }
   }
 }
 
@@ -58,3 +107,4 @@ float BucketThreshold(float max, float inv_width, uint32_t k) {
 }
 
 }  // namespace bd
+#endif  // HWY_ONCE

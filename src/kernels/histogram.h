@@ -2,8 +2,8 @@
 // dozen mass passes when a cut by cumulative mass (top-p) must be found in a
 // large set. Bucket j holds the entries with floor((max - v) * inv_width) == j
 // (the last bucket also everything beyond, -inf included): bucket 0 holds the
-// largest logits, and bucket order is logit order. Scalar, in index order:
-// the same sums on every target.
+// largest logits, and bucket order is logit order. Buckets by SIMD, masses
+// added in index order: the same sums on every target.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +17,9 @@ constexpr size_t kMassBuckets = 4096;
 // (j < kMassBuckets; both arrays are overwritten).
 void MassHistogram(const float* v, const float* e, size_t n, float max, float inv_width,
                    double* mass, uint32_t* count);
+
+// out[i] = the bucket of v[i] (as MassHistogram assigns it). One SIMD pass.
+void BucketIndices(const float* v, size_t n, float max, float inv_width, uint32_t* out);
 
 // The smallest float v with (max - v) * inv_width < k (computed exactly as the
 // histogram does), so {entries with bucket < k} = {v >= it}. 1 <= k.

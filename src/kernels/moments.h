@@ -42,4 +42,11 @@ struct FiniteMomentSums {
 // variance sum_d2/count - (sum_d/count)^2 without cancellation.
 FiniteMomentSums FiniteMoments(const float* v, size_t n, float center);
 
+// The parts of FiniteMoments a caller that knows the finite count needs, with
+// the same bits as FiniteMoments' fields (same terms, same lanes) for less
+// arithmetic: sum_d alone (the centring pass), and sum_d with sum_d2 (count
+// is left 0).
+double FiniteDeviationSum(const float* v, size_t n, float center);
+FiniteMomentSums FiniteSpread(const float* v, size_t n, float center);
+
 }  // namespace bd

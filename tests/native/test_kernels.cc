@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "kernels/blocks.h"
 #include "kernels/exp_f64.h"
 #include "kernels/histogram.h"
+#include "kernels/key_sort.h"
 #include "kernels/moments.h"
 #include "kernels/row_scan.h"
 #include "kernels/softmax.h"
@@ -358,5 +360,66 @@ TEST_CASE("MassHistogram: masses and counts per bucket; BucketThreshold splits e
         CHECK_FALSE((max - std::nextafter(t, -kInf)) * inv_width < static_cast<float>(k));
       }
     }
+  }
+}
+
+TEST_CASE("BucketIndices equals the scalar bucket rule at every length and start") {
+  std::mt19937_64 rng(16);
+  for (size_t n : Lengths()) {
+    std::vector<float> row = RandomRow(n + 1, rng, 0.05);
+    for (size_t k = 0; k < n; k += 7) row[k] *= 40.0f;  // beyond the last bucket
+    float max = -kInf;
+    for (float x : row) max = std::max(max, x);
+    if (max == -kInf) max = 0.0f;
+    for (float inv_width : {39.38f, 1.0f / 3.0f}) {
+      for (size_t start : {size_t{0}, size_t{1}}) {
+        if (start > n) continue;
+        const size_t len = n - start;
+        std::vector<uint32_t> out(len + 1, 12345u);
+        bd::BucketIndices(row.data() + start, len, max, inv_width, out.data());
+        for (size_t i = 0; i < len; ++i) {
+          const float x = (max - row[start + i]) * inv_width;
+          const uint32_t want = x < static_cast<float>(bd::kMassBuckets - 1)
+                                    ? static_cast<uint32_t>(x)
+                                    : static_cast<uint32_t>(bd::kMassBuckets - 1);
+          REQUIRE(out[i] == want);
+        }
+        CHECK(out[len] == 12345u);  // no write past the end
+      }
+    }
+  }
+}
+
+TEST_CASE("FiniteDeviationSum / FiniteSpread equal FiniteMoments' fields bit for bit") {
+  std::mt19937_64 rng(17);
+  for (size_t n : Lengths()) {
+    const std::vector<float> row = RandomRow(n, rng, 0.05);
+    for (float center : {0.5f, -3.25f}) {
+      const bd::FiniteMomentSums f = bd::FiniteMoments(row.data(), n, center);
+      CHECK(bd::FiniteDeviationSum(row.data(), n, center) == f.sum_d);
+      const bd::FiniteMomentSums s = bd::FiniteSpread(row.data(), n, center);
+      CHECK(s.sum_d == f.sum_d);
+      CHECK(s.sum_d2 == f.sum_d2);
+    }
+  }
+}
+
+TEST_CASE("SortKeysDescending equals std::sort descending (radix and comparison paths)") {
+  std::mt19937_64 rng(18);
+  for (size_t n : {size_t{0}, size_t{1}, size_t{5}, size_t{2047}, size_t{2048}, size_t{2049},
+                   size_t{40000}}) {
+    // Keys as candidates.cc builds them: shared high bytes (nearby logits),
+    // distinct low bytes (ids), and a few exact-tie logits.
+    std::vector<uint64_t> keys(n), scratch(n + 1);
+    std::uniform_int_distribution<uint32_t> logit_bits(0xBF800000u, 0xBF80FFFFu);
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t hi = i % 5 == 0 ? 0xBF800000u : logit_bits(rng);
+      keys[i] = (static_cast<uint64_t>(hi) << 32) | (0xFFFFFFFFu - static_cast<uint32_t>(i));
+    }
+    std::shuffle(keys.begin(), keys.end(), rng);
+    std::vector<uint64_t> want = keys;
+    std::sort(want.begin(), want.end(), std::greater<uint64_t>());
+    bd::SortKeysDescending(keys.data(), n, scratch.data());
+    CHECK(keys == want);
   }
 }

@@ -135,7 +135,7 @@ TEST_CASE("validation: a row longer than kMaxVocab is a RangeError, kMaxVocab it
   REQUIRE(dec.Decode(row.data(), bd::kMaxVocab, o) == bd::StatusCode::kOk);
   CHECK(dec.k() == 40);
   CHECK(dec.ids()[0] == 7);
-  // About 72 bytes of workspace per token (README "Limits").
+  // About 76 bytes of workspace per token (README "Limits").
   CHECK(dec.WorkspaceBytes() <= 80 * bd::kMaxVocab);
 }
 

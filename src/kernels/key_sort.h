@@ -1,0 +1,16 @@
+// Sorting of unique 64-bit keys in descending order (the candidates' order
+// keys, candidates.cc): an LSD radix sort for large sets, std::sort for small
+// ones. Keys are unique, so every correct sort gives the same order: the
+// radix sort only makes full sorts of large nuclei (typical's draw, decode's
+// sorted output) linear instead of n log n with mispredicted branches.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace bd {
+
+// Sorts keys[0..n) descending. scratch: room for n keys (overwritten).
+void SortKeysDescending(uint64_t* keys, size_t n, uint64_t* scratch);
+
+}  // namespace bd
