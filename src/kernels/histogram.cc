@@ -37,6 +37,28 @@ void BucketIndicesImpl(const float* HWY_RESTRICT v, size_t n, float max, float i
   }
 }
 
+// out[i] = min(floor(|v[i] - center| * inv_width), kMassBuckets - 1), the
+// same way (-inf gives +inf, clamped).
+void DistanceBucketIndicesImpl(const float* HWY_RESTRICT v, size_t n, float center,
+                               float inv_width, uint32_t* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const size_t N = hn::Lanes(d);
+  const auto vc = hn::Set(d, center);
+  const auto vinv = hn::Set(d, inv_width);
+  const auto vlast = hn::Set(d, static_cast<float>(kMassBuckets - 1));
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto x = hn::Min(hn::Mul(hn::Abs(hn::Sub(hn::LoadU(d, v + i), vc)), vinv), vlast);
+    hn::StoreU(hn::ConvertTo(di, x), di, reinterpret_cast<int32_t*>(out + i));
+  }
+  const float last = static_cast<float>(kMassBuckets - 1);
+  for (; i < n; ++i) {
+    const float x = std::fabs(v[i] - center) * inv_width;
+    out[i] = x < last ? static_cast<uint32_t>(x) : static_cast<uint32_t>(kMassBuckets - 1);
+  }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace bd
 HWY_AFTER_NAMESPACE();
@@ -63,30 +85,55 @@ inline float FromOrderedBits(uint32_t b) {
 }  // namespace
 
 HWY_EXPORT(BucketIndicesImpl);
+HWY_EXPORT(DistanceBucketIndicesImpl);
 
-void BucketIndices(const float* v, size_t n, float max, float inv_width, uint32_t* out) {
-  HWY_DYNAMIC_DISPATCH(BucketIndicesImpl)(v, n, max, inv_width, out);
-}
-
-void MassHistogram(const float* v, const float* e, size_t n, float max, float inv_width,
-                   double* mass, uint32_t* count) {
+// Zeroes the histogram, then adds e per bucket: buckets by SIMD a chunk at a
+// time (index(v, len, out)), masses one by one in index order (double sums:
+// the same bits on every target).
+template <class Index>
+void AccumulateHistogram(const float* v, const float* e, size_t n, Index index, double* mass,
+                         uint32_t* count) {
   for (size_t j = 0; j < kMassBuckets; ++j) {
     mass[j] = 0.0;
     count[j] = 0;
   }
-  // Buckets by SIMD a chunk at a time; the masses are added one by one in
-  // index order (double sums: the same bits on every target).
   constexpr size_t kChunk = 1024;
   uint32_t bucket[kChunk];
   for (size_t begin = 0; begin < n; begin += kChunk) {
     const size_t len = n - begin < kChunk ? n - begin : kChunk;
-    BucketIndices(v + begin, len, max, inv_width, bucket);
+    index(v + begin, len, bucket);
     const float* eb = e + begin;
     for (size_t i = 0; i < len; ++i) {
       mass[bucket[i]] += eb[i];
       ++count[bucket[i]];
     }
   }
+}
+
+void BucketIndices(const float* v, size_t n, float max, float inv_width, uint32_t* out) {
+  HWY_DYNAMIC_DISPATCH(BucketIndicesImpl)(v, n, max, inv_width, out);
+}
+
+void DistanceBucketIndices(const float* v, size_t n, float center, float inv_width,
+                           uint32_t* out) {
+  HWY_DYNAMIC_DISPATCH(DistanceBucketIndicesImpl)(v, n, center, inv_width, out);
+}
+
+void MassHistogram(const float* v, const float* e, size_t n, float max, float inv_width,
+                   double* mass, uint32_t* count) {
+  AccumulateHistogram(
+      v, e, n, [=](const float* x, size_t len, uint32_t* out) { BucketIndices(x, len, max, inv_width, out); },
+      mass, count);
+}
+
+void DistanceHistogram(const float* v, const float* e, size_t n, float center, float inv_width,
+                       double* mass, uint32_t* count) {
+  AccumulateHistogram(
+      v, e, n,
+      [=](const float* x, size_t len, uint32_t* out) {
+        DistanceBucketIndices(x, len, center, inv_width, out);
+      },
+      mass, count);
 }
 
 float BucketThreshold(float max, float inv_width, uint32_t k) {

@@ -21,6 +21,14 @@ void MassHistogram(const float* v, const float* e, size_t n, float max, float in
 // out[i] = the bucket of v[i] (as MassHistogram assigns it). One SIMD pass.
 void BucketIndices(const float* v, size_t n, float max, float inv_width, uint32_t* out);
 
+// The same over the distance to a centre (typical's band around the logit of
+// typical surprise): bucket j holds the entries with
+// floor(|v - center| * inv_width) == j (the last also everything beyond).
+void DistanceBucketIndices(const float* v, size_t n, float center, float inv_width,
+                           uint32_t* out);
+void DistanceHistogram(const float* v, const float* e, size_t n, float center, float inv_width,
+                       double* mass, uint32_t* count);
+
 // The smallest float v with (max - v) * inv_width < k (computed exactly as the
 // histogram does), so {entries with bucket < k} = {v >= it}. 1 <= k.
 float BucketThreshold(float max, float inv_width, uint32_t k);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/histogram.h"
 #include "kernels/moments.h"
 #include "kernels/threshold.h"
 
@@ -17,6 +18,9 @@ namespace {
 
 constexpr double kExceedFuzz = 1e-6;     // cum must exceed p (1 + kExceedFuzz)
 constexpr size_t kAnnulusBudget = 1024;  // tokens per sorted annulus (target)
+// From this many candidates on, the first bracket comes from one histogram
+// of mass over the distance instead of a geometric widening and bisection.
+constexpr size_t kHistogramMin = 8 * kAnnulusBudget;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The candidates as one array: the row (id = index) or the list.
@@ -100,19 +104,53 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
       double a = r_done, b = kInf, r_cover = kInf;
       BandTotals ta{kept, cum}, tb{n, z};
       const double base = std::max(r_done, 0.0);
-      for (double step = 0.25 * temp; step < 1e30; step *= 4.0) {
-        const BandTotals t = probe.At(base + step);
-        if (enough(t)) {
-          b = base + step;
-          tb = t;
-          break;
+      if (round == 0 && n >= kHistogramMin) {
+        // One pass: mass and count per distance bucket. Every distance with
+        // e > 0 is below `reach` (e = 0 below x = -87.3, and c* is a mean of
+        // such x). A radius `slack` inside bucket k's lower edge holds only
+        // buckets < k, one `slack` past its upper edge all buckets <= k
+        // (slack bounds the float rounding of the bucket coordinate), so the
+        // histogram's prefix sums bound the bands' totals: a short prefix
+        // gives a short radius, an enough prefix a radius past the stop
+        // (what the bisection below and the walk's fallbacks rely on).
+        const double reach = std::max(static_cast<double>(max) - center,
+                                      center - (static_cast<double>(max) - 88.0 * temp));
+        const float inv_width = static_cast<float>(kMassBuckets / reach);
+        const double width = 1.0 / static_cast<double>(inv_width);
+        const double slack = 1e-6 * (std::fabs(center) + reach);
+        double* mass = ws.hist_mass.data();
+        uint32_t* in_bucket = ws.hist_count.data();
+        DistanceHistogram(s.v, e, s.len, static_cast<float>(center), inv_width, mass, in_bucket);
+        BandTotals prefix{0, 0.0};
+        for (size_t k = 0; k + 1 < kMassBuckets; ++k) {
+          const double edge = static_cast<double>(k) * width - slack;
+          if (edge > a && short_of(prefix)) {
+            a = edge;
+            ta = prefix;
+          }
+          prefix.count += in_bucket[k];
+          prefix.sum_w += mass[k];
+          if (enough(prefix)) {
+            b = static_cast<double>(k + 1) * width + slack;
+            tb = prefix;
+            break;
+          }
         }
-        if (t.count >= n) {  // the band holds everything and is not enough
-          r_cover = base + step;
-          break;
+      } else {
+        for (double step = 0.25 * temp; step < 1e30; step *= 4.0) {
+          const BandTotals t = probe.At(base + step);
+          if (enough(t)) {
+            b = base + step;
+            tb = t;
+            break;
+          }
+          if (t.count >= n) {  // the band holds everything and is not enough
+            r_cover = base + step;
+            break;
+          }
+          a = base + step;
+          ta = t;
         }
-        a = base + step;
-        ta = t;
       }
       for (int it = 0; it < 64 && b < kInf && tb.count > ta.count + kAnnulusBudget; ++it) {
         const double from = std::max(a, 0.0);  // r_done may be -1 (nothing)

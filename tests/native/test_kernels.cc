@@ -363,7 +363,7 @@ TEST_CASE("MassHistogram: masses and counts per bucket; BucketThreshold splits e
   }
 }
 
-TEST_CASE("BucketIndices equals the scalar bucket rule at every length and start") {
+TEST_CASE("BucketIndices / DistanceBucketIndices equal the scalar bucket rules at every length and start") {
   std::mt19937_64 rng(16);
   for (size_t n : Lengths()) {
     std::vector<float> row = RandomRow(n + 1, rng, 0.05);
@@ -385,6 +385,16 @@ TEST_CASE("BucketIndices equals the scalar bucket rule at every length and start
           REQUIRE(out[i] == want);
         }
         CHECK(out[len] == 12345u);  // no write past the end
+        const float center = max - 2.5f;
+        bd::DistanceBucketIndices(row.data() + start, len, center, inv_width, out.data());
+        for (size_t i = 0; i < len; ++i) {
+          const float x = std::fabs(row[start + i] - center) * inv_width;
+          const uint32_t want = x < static_cast<float>(bd::kMassBuckets - 1)
+                                    ? static_cast<uint32_t>(x)
+                                    : static_cast<uint32_t>(bd::kMassBuckets - 1);
+          REQUIRE(out[i] == want);
+        }
+        CHECK(out[len] == 12345u);
       }
     }
   }
