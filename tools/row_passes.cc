@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
       {"top_k 40", 1, [&] { sample(llm, opts([](auto& o) { o.top_k = 40; })); }},
       {"top_k 40 + top_p 0.9", 1, [&] { sample(llm, opts([](auto& o) { o.top_k = 40; o.top_p = 0.9f; })); }},
       {"top_n_sigma 1", 1, [&] { sample(llm, opts([](auto& o) { o.top_n_sigma.n = 1; })); }},
-      {"epsilon 3e-4", 1, [&] { sample(llm, opts([](auto& o) { o.epsilon.epsilon = 3e-4f; })); }},
+      {"epsilon 3e-4", 2, [&] { sample(llm, opts([](auto& o) { o.epsilon.epsilon = 3e-4f; })); }},
       {"softmax + draw", 2, [&] { sample(llm, bd::DecodeOptions{}); }},
       {"top_p 0.9 (large nucleus) sample", 2, [&] { sample(llm, opts([](auto& o) { o.top_p = 0.9f; })); }},
       {"top_p 0.9 (small nucleus) sample", 2, [&] { sample(peaked, opts([](auto& o) { o.top_p = 0.9f; })); }},

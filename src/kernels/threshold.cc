@@ -20,6 +20,34 @@ template <class M>
 HWY_INLINE uint32_t WasmMaskBits(M mask) {
   return static_cast<uint32_t>(wasm_i32x4_bitmask(mask.raw));
 }
+
+// Highway 1.0.3's wasm Compress goes through TableLookupBytes, which it
+// emulates byte by byte via the stack (engine support for i8x16.swizzle was
+// young then); every engine we target has it now. Row `bits` of this table
+// moves the 4-byte lanes set in `bits` to the front, in order (the tail is
+// don't-care: the caller stores a whole vector into its slack).
+struct WasmCompressTable {
+  alignas(16) uint8_t bytes[16][16];
+  constexpr WasmCompressTable() : bytes() {
+    for (uint32_t bits = 0; bits < 16; ++bits) {
+      uint32_t out = 0;
+      for (uint32_t lane = 0; lane < 4; ++lane) {
+        if (!((bits >> lane) & 1u)) continue;
+        for (uint32_t b = 0; b < 4; ++b) bytes[bits][4 * out + b] = static_cast<uint8_t>(4 * lane + b);
+        ++out;
+      }
+      for (; out < 4; ++out) {
+        for (uint32_t b = 0; b < 4; ++b) bytes[bits][4 * out + b] = static_cast<uint8_t>(b);
+      }
+    }
+  }
+};
+constexpr WasmCompressTable kWasmCompress{};
+
+template <class V>
+HWY_INLINE V WasmCompress(V v, uint32_t bits) {
+  return V{wasm_i8x16_swizzle(v.raw, wasm_v128_load(kWasmCompress.bytes[bits]))};
+}
 #endif
 
 // Calls f(begin, end) for each run of consecutive blocks that may hold an
@@ -81,8 +109,8 @@ size_t GatherAtLeastImpl(const float* HWY_RESTRICT row, size_t n, float t,
 #if HWY_TARGET == HWY_WASM
       const uint32_t bits = WasmMaskBits(keep);
       if (bits != 0) {
-        hn::StoreU(hn::detail::Compress(v, bits), d, vals_out + count);
-        hn::StoreU(hn::detail::Compress(ids, bits), di, ids_out + count);
+        hn::StoreU(WasmCompress(v, bits), d, vals_out + count);
+        hn::StoreU(WasmCompress(ids, bits), di, ids_out + count);
         count += static_cast<size_t>(__builtin_popcount(bits));
       }
 #else
