@@ -1,6 +1,7 @@
 // Sorting of unique 64-bit keys in descending order (the candidates' order
-// keys, candidates.cc): an LSD radix sort for large sets, std::sort for small
-// ones. Keys are unique, so every correct sort gives the same order: the
+// keys, candidates.cc): for large sets an LSD radix sort on the high 32 bits
+// (the logit) with runs of equal high halves finished by std::sort, for small
+// ones std::sort. Keys are unique, so every correct sort gives the same order: the
 // radix sort only makes full sorts of large nuclei (typical's draw, decode's
 // sorted output) linear instead of n log n with mispredicted branches.
 #pragma once

@@ -107,12 +107,12 @@ size_t GatherAtLeastImpl(const float* HWY_RESTRICT row, size_t n, float t,
       const auto v = hn::LoadU(d, row + i);
       const auto keep = hn::Ge(v, vt);
 #if HWY_TARGET == HWY_WASM
+      // No branch: a dense keep pattern (a large nucleus) would mispredict
+      // it on most vectors; an empty store lands in the slack.
       const uint32_t bits = WasmMaskBits(keep);
-      if (bits != 0) {
-        hn::StoreU(WasmCompress(v, bits), d, vals_out + count);
-        hn::StoreU(WasmCompress(ids, bits), di, ids_out + count);
-        count += static_cast<size_t>(__builtin_popcount(bits));
-      }
+      hn::StoreU(WasmCompress(v, bits), d, vals_out + count);
+      hn::StoreU(WasmCompress(ids, bits), di, ids_out + count);
+      count += static_cast<size_t>(__builtin_popcount(bits));
 #else
       if (!hn::AllFalse(d, keep)) {
         // Compress in registers and store whole vectors (the documented

@@ -423,7 +423,7 @@ TEST_CASE("SortKeysDescending equals std::sort descending (radix and comparison 
     std::vector<uint64_t> keys(n), scratch(n + 1);
     std::uniform_int_distribution<uint32_t> logit_bits(0xBF800000u, 0xBF80FFFFu);
     for (size_t i = 0; i < n; ++i) {
-      const uint32_t hi = i % 5 == 0 ? 0xBF800000u : logit_bits(rng);
+      const uint32_t hi = i % 5 == 0 ? 0xBF800000u : i % 7 == 0 ? 0x3F000000u : logit_bits(rng);
       keys[i] = (static_cast<uint64_t>(hi) << 32) | (0xFFFFFFFFu - static_cast<uint32_t>(i));
     }
     std::shuffle(keys.begin(), keys.end(), rng);
