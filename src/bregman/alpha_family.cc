@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kernels/det_math.h"
+
 namespace bd {
 namespace bregman_detail {
 
@@ -27,8 +29,8 @@ double ScaledDivergence(double alpha, double log_ratio) {
   // Direct form g = [e^L E - expm1(L)] / a with E = expm1((a-1)L)/(a-1): both
   // parts stay O(L) apart here, and E has no cancellation even as a -> 1.
   const double am1 = alpha - 1.0;
-  const double e = am1 == 0.0 ? L : std::expm1(am1 * L) / am1;
-  return (std::exp(L) * e - std::expm1(L)) / alpha;
+  const double e = am1 == 0.0 ? L : Expm1F64(am1 * L) / am1;
+  return (ExpFullF64(L) * e - Expm1F64(L)) / alpha;
 }
 
 }  // namespace bregman_detail

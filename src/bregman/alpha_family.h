@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "bregman/bregman.h"
+#include "kernels/det_math.h"
 
 namespace bd {
 namespace bregman_detail {
@@ -22,7 +23,8 @@ namespace bregman_detail {
 // 2 - alpha, 1 / (alpha - 1) at alpha = 0.5, 1.5, 2, 3) get algebraic forms:
 // sqrt and products are several times cheaper than pow (per candidate, per
 // decode, at k up to V) and are IEEE operations, so they round the same in
-// every libm (glibc natively, musl in wasm). Other exponents use pow.
+// every libm (glibc natively, musl in wasm). Other exponents use PowF64,
+// libm-free for the same reason.
 inline double PowAlpha(double x, double e) {
   if (e == 0.5) return std::sqrt(x);
   if (e == -0.5) return 1.0 / std::sqrt(x);
@@ -30,7 +32,7 @@ inline double PowAlpha(double x, double e) {
   if (e == 2.0) return x * x;
   if (e == -1.0) return 1.0 / x;
   if (e == 1.0) return x;
-  return std::pow(x, e);
+  return PowF64(x, e);
 }
 
 // g_a(L) above, accurate to a few ulp for every a > 0 and every finite L

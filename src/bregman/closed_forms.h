@@ -8,6 +8,7 @@
 #include <cstddef>
 
 #include "bregman/alpha_family.h"
+#include "kernels/det_math.h"
 
 namespace bd {
 namespace bregman_detail {
@@ -19,15 +20,15 @@ inline double RemainingMass(double kept) { return kept < 1.0 ? 1.0 - kept : 0.0;
 // KL (alpha = 1), q = p / s. Primal in-support cost
 // sum q log(q/p) - q + p = s * g_1(-log s) (= -log s - (1 - s)).
 inline double KLPrimalCost(double kept) {
-  return kept * ScaledDivergence(1.0, -std::log(kept));
+  return kept * ScaledDivergence(1.0, -LogF64(kept));
 }
 // Dual in-support cost sum p log(p/q) - p + q = g_1(log s) (= s log s + 1 - s).
 inline double KLDualCost(double kept) {
-  return ScaledDivergence(1.0, std::log(kept));
+  return ScaledDivergence(1.0, LogF64(kept));
 }
 // tau_k = R_k - R_{k+1} + p_next telescopes to log(1 + p_next / s_k).
 inline double KLPrimalTau(double kept, double p_next) {
-  return std::log1p(p_next / kept);
+  return Log1pF64(p_next / kept);
 }
 
 // alpha = 2 (primal = dual), q = p + rem / k: cost rem^2 / (2k).

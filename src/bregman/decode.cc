@@ -11,6 +11,7 @@
 #include "bregman/bregman.h"
 #include "bregman/closed_forms.h"
 #include "bregman/renormalise.h"
+#include "kernels/det_math.h"
 
 namespace bd {
 namespace {
@@ -180,10 +181,10 @@ class PerK {
         // log nu linearly in log k from the two supports below. Newton
         // from there needs two or three evaluations instead of five from
         // the upper bound (StartFrom ignores a start outside the bracket).
-        nu.start = below->nu * std::exp(std::log(below->nu / below2->nu) *
-                                        (std::log(static_cast<double>(k) /
+        nu.start = below->nu * ExpFullF64(LogF64(below->nu / below2->nu) *
+                                          (LogF64(static_cast<double>(k) /
                                                   static_cast<double>(below->k)) /
-                                         std::log(static_cast<double>(below->k) /
+                                           LogF64(static_cast<double>(below->k) /
                                                   static_cast<double>(below2->k))));
       }
     }
@@ -234,7 +235,7 @@ class PerK {
     if (single) *nu = RemainingMass(p);
     const double delta = q - p;
     const double in_support =
-        delta > 0.0 ? DivergenceByLogRatio(alpha_, q, -std::log1p(delta / p)) : 0.0;
+        delta > 0.0 ? DivergenceByLogRatio(alpha_, q, -Log1pF64(delta / p)) : 0.0;
     return DivergenceFromZero(alpha_, p) - in_support + *nu * q;
   }
 
@@ -290,11 +291,11 @@ size_t FirstSigmaDone(PerK& per_k, const Stop& stop, double lambda, size_t k_lo,
     size_t mid = bad + width / 2;
     if (interpolate && sigma_good > 0.0 && sigma_bad > lambda && lambda > 0.0) {
       // log sigma linear in log(k + 1) between the ends.
-      const double x0 = std::log(static_cast<double>(bad + 1));
-      const double x1 = std::log(static_cast<double>(good + 1));
-      const double y0 = std::log(sigma_bad), y1 = std::log(sigma_good);
-      const double t = (y0 - std::log(lambda)) / (y0 - y1);
-      const double guess = std::exp(x0 + t * (x1 - x0)) - 1.0;
+      const double x0 = LogF64(static_cast<double>(bad + 1));
+      const double x1 = LogF64(static_cast<double>(good + 1));
+      const double y0 = LogF64(sigma_bad), y1 = LogF64(sigma_good);
+      const double t = (y0 - LogF64(lambda)) / (y0 - y1);
+      const double guess = ExpFullF64(x0 + t * (x1 - x0)) - 1.0;
       if (guess > static_cast<double>(bad) && guess < static_cast<double>(good)) {
         // Round towards the nearer end's side of the crossing, inside (bad, good).
         mid = std::min(good - 1, std::max(bad + 1, static_cast<size_t>(guess)));

@@ -1,10 +1,10 @@
 // Zeroing costs and the tail sums that price the dropped tokens.
 
-#include <cmath>
 #include <cstddef>
 
 #include "bregman/alpha_family.h"
 #include "bregman/bregman.h"
+#include "kernels/det_math.h"
 
 namespace bd {
 
@@ -22,7 +22,7 @@ double SortedProbsArray::SumPow(double alpha) {
     for (size_t i = n_; i-- > 0;) sum += p_[i];
   } else {
     for (size_t i = n_; i-- > 0;) {
-      if (p_[i] > 0.0) sum += std::pow(p_[i], alpha);
+      if (p_[i] > 0.0) sum += PowF64(p_[i], alpha);
     }
   }
   return sum;

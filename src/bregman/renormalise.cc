@@ -9,6 +9,7 @@
 #include "bregman/alpha_family.h"
 #include "bregman/bregman.h"
 #include "bregman/closed_forms.h"
+#include "kernels/det_math.h"
 
 namespace bd {
 
@@ -59,8 +60,8 @@ double Renormalise(BregmanDivergence divergence, double alpha, const double* p,
       return primal ? DivergenceFromZero(alpha, 1.0) : DivergenceToZero(alpha, 1.0);
     }
     // d(1, p) = p^a g(log(1/p)); d(p, 1) = g(log p).
-    return primal ? DivergenceByLogRatio(alpha, p0, -std::log(p0))
-                  : ScaledDivergence(alpha, std::log(p0));
+    return primal ? DivergenceByLogRatio(alpha, p0, -LogF64(p0))
+                  : ScaledDivergence(alpha, LogF64(p0));
   }
 
   if (primal && alpha == 1.5) {

@@ -16,6 +16,7 @@
 #include "bregman/alpha_family.h"
 #include "bregman/renormalise.h"
 #include "bregman/root_finding.h"
+#include "kernels/det_math.h"
 
 namespace bd {
 namespace bregman_detail {
@@ -58,19 +59,19 @@ enum class Inner { kSqrt, kCubic, kGeneral };  // alpha = 1.5, 3, other
   if (alpha > 2.0) {
     delta = std::min(small, nu_root);
     hi = delta;
-    lo = delta * std::exp2(-(alpha - 2.0));
+    lo = delta * Exp2F64(-(alpha - 2.0));
   } else {
     delta = std::max(small, nu_root);
     lo = delta;
     // The spec's bound q <= max(2p, (2 nu)^{1/(alpha-1)}) keeps hi finite as
     // alpha -> 1, where the log-space width blows up.
-    hi = std::min(delta * std::exp2((2.0 - alpha) / (alpha - 1.0)),
-                  std::max(p, std::pow(2.0 * nu, 1.0 / (alpha - 1.0))));
+    hi = std::min(delta * Exp2F64((2.0 - alpha) / (alpha - 1.0)),
+                  std::max(p, PowF64(2.0 * nu, 1.0 / (alpha - 1.0))));
     hi = std::max(hi, lo);
   }
   for (int it = 0; it < 100; ++it) {
     const double q = p + delta;
-    const double g = std::log(std::pow(q, alpha - 2.0) * delta / nu);
+    const double g = LogF64(PowF64(q, alpha - 2.0) * delta / nu);
     if (g == 0.0) break;
     if (g > 0.0) {
       hi = std::min(hi, delta);
@@ -78,7 +79,7 @@ enum class Inner { kSqrt, kCubic, kGeneral };  // alpha = 1.5, 3, other
       lo = std::max(lo, delta);
     }
     const double step = g / (1.0 + (alpha - 2.0) * (delta / q));
-    double next = delta * std::exp(-step);
+    double next = delta * ExpFullF64(-step);
     if (!(next >= lo && next <= hi)) next = std::sqrt(lo) * std::sqrt(hi);
     const bool done = std::fabs(step) <= 1e-12 || next == delta;
     delta = next;
@@ -127,7 +128,7 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
     // Newton on log(sum q) = log1p(F) rather than on F = sum q - 1: the
     // same root, exact in one step for KL, and far closer to linear than F
     // when the map is steep (alpha near or below 1).
-    *f = std::log1p(sum);
+    *f = Log1pF64(sum);
     *df = slope / (1.0 + sum);
   };
 
@@ -145,7 +146,7 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
     if (p[i] > 0.0) {
       const double delta = Increment(inner, alpha, p[i], p_pow[i], nu, nu_root);
       q[i] = p[i] + delta;
-      if (!last_only) cost += DivergenceByLogRatio(alpha, q[i], -std::log1p(delta / p[i]));
+      if (!last_only) cost += DivergenceByLogRatio(alpha, q[i], -Log1pF64(delta / p[i]));
     } else {
       q[i] = nu_root;
       cost += DivergenceToZero(alpha, nu_root);  // d(0, q)

@@ -15,6 +15,7 @@
 #include "bregman/alpha_family.h"
 #include "bregman/renormalise.h"
 #include "bregman/root_finding.h"
+#include "kernels/det_math.h"
 
 namespace bd {
 namespace bregman_detail {
@@ -64,7 +65,7 @@ struct RatioMap {
   }
 
   static double Root(double x) { return x / (1.0 + std::sqrt(1.0 + x)); }
-  double General(double x) const { return std::expm1(std::log1p(x) / b); }
+  double General(double x) const { return Expm1F64(Log1pF64(x) / b); }
   template <int kM, bool kInverse>
   static double Algebraic(double x) {
     const double y = 1.0 + x;
@@ -111,7 +112,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
 
   // Bracket (spec 3.1): alpha > 1: at nu = k^{-b}/b every q_i >= 1/k.
   // alpha < 1: q of the largest p blows up as nu -> p_max^b / (-b).
-  double hi = b > 0.0 ? std::pow(static_cast<double>(k), -b) / b
+  double hi = b > 0.0 ? PowF64(static_cast<double>(k), -b) / b
                       : min_pow_b / (-b);
 
   const RatioMap ratio_minus_one(b);
@@ -137,7 +138,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
     // Newton on log(sum q) = log1p(F) rather than on F = sum q - 1: the
     // same root, exact in one step for KL, and far closer to linear than F
     // when the map is steep (alpha near or below 1).
-    *f = std::log1p(sum);
+    *f = Log1pF64(sum);
     *df = slope / (1.0 + sum);
   };
 
@@ -167,8 +168,8 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
       q[i] = zero_mass;
       cost += DivergenceFromZero(alpha, zero_mass);
     } else {
-      const double log_ratio = std::log1p(shift / pb) / b;
-      q[i] = p[i] + p[i] * std::expm1(log_ratio);
+      const double log_ratio = Log1pF64(shift / pb) / b;
+      q[i] = p[i] + p[i] * Expm1F64(log_ratio);
       if (!last_only) cost += p[i] * pb * ScaledDivergence(alpha, log_ratio);  // p^alpha g(L)
     }
   }

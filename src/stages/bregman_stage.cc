@@ -2,8 +2,8 @@
 // probabilities in sorted order, a prefix at a time, so an adaptive search
 // that stops at a small k never sorts the vocabulary.
 #include <algorithm>
-#include <cmath>
 
+#include "kernels/det_math.h"
 #include "kernels/softmax.h"
 #include "stages/stages.h"
 
@@ -29,7 +29,10 @@ class CandidateProbs final : public SortedProbs {
       const size_t avail = c_.truncated ? c_.sorted : c_.size;
       if (ws_.prefix_p.size() < avail) ws_.prefix_p.resize(std::max(avail, 2 * ws_.prefix_p.size()));
       for (size_t i = converted_; i < avail; ++i) {
-        ws_.prefix_p[i] = std::exp((static_cast<double>(c_.logits[i]) - max_) / c_.temperature) / z_;
+        // ExpFullF64, not ExpF64: at a low temperature the argument goes below
+        // -708, where ExpF64 flushes to 0 and the solver would see other p.
+        const double x = (static_cast<double>(c_.logits[i]) - max_) / c_.temperature;
+        ws_.prefix_p[i] = ExpFullF64(x) / z_;
       }
       converted_ = avail;
     }
@@ -41,7 +44,7 @@ class CandidateProbs final : public SortedProbs {
     const float a = static_cast<float>(alpha / c_.temperature);
     const double s = c_.truncated ? ExpSum(c_.logits, c_.size, max_, a)
                                   : ExpSum(c_.row, c_.vocab, max_, a);
-    return s / std::pow(z_, alpha);
+    return s / PowF64(z_, alpha);
   }
 
  private:
@@ -62,7 +65,7 @@ double ApplyBregman(Candidates& c, const BregmanParams& params, Workspace& ws) {
   for (size_t i = 0; i < r.k; ++i) {
     ws.probs[i] = ws.bregman.q[i];
     // Keep the logits consistent with q for any stage that runs later.
-    c.logits[i] = static_cast<float>(std::log(ws.bregman.q[i]));
+    c.logits[i] = static_cast<float>(LogF64(ws.bregman.q[i]));
   }
   c.probs = ws.probs.data();
   c.probs_valid = true;

@@ -2,8 +2,7 @@
 // (src/kernels/det_math.h, exp_f64.h), never libm's: glibc (FMA variants
 // chosen at run time) and musl (wasm) may differ in the last bit, and one ulp
 // can keep or drop a token. This scan fails on any libm transcendental call
-// under src/. Bregman (src/bregman/, src/stages/bregman_stage.cc) is listed,
-// not failed, until its rewrite moves to det_math as well.
+// under src/, Bregman's solver included.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -11,7 +10,6 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const exempt = (path) => path.startsWith('src/bregman/') || path === 'src/stages/bregman_stage.cc';
 
 // Comments and string/char literals out, newlines kept (line numbers).
 export function stripComments(src) {
@@ -55,15 +53,11 @@ test('the scanner finds libm calls and ignores comments and our own functions', 
   assert.deepEqual(found('ws.log(1); catalog(2); exponent(3); power(4);'), []);
 });
 
-test('no file under src/ (Bregman excepted) calls libm log/exp/pow/exp2/log2/expm1/log1p', () => {
+test('no file under src/ calls libm log/exp/pow/exp2/log2/expm1/log1p', () => {
   const bad = [];
-  const listed = [];
   for (const path of sources(join(root, 'src'))) {
     const rel = relative(root, path).split('\\').join('/');
-    for (const c of libmCalls(readFileSync(path, 'utf8'))) {
-      (exempt(rel) ? listed : bad).push(`${rel}:${c.line} ${c.text}`);
-    }
+    for (const c of libmCalls(readFileSync(path, 'utf8'))) bad.push(`${rel}:${c.line} ${c.text}`);
   }
-  if (listed.length) console.log(`libm calls left in Bregman (exempt for now):\n${listed.join("\n")}`);
   assert.deepEqual(bad, [], `libm transcendental calls under src/:\n${bad.join('\n')}`);
 });
