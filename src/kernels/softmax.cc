@@ -15,8 +15,11 @@ namespace bd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-double ExpBlockSumsImpl(const float* HWY_RESTRICT row, size_t n, float max, float scale,
-                        float* HWY_RESTRICT block_sums) {
+// The one exp pass: sum of exp((x - max) * scale) in the virtual-lane order,
+// optionally with the per-block sums and/or every exp written out (out may
+// alias row: no restrict on either).
+double ExpPass(const float* row, size_t n, float max, float scale,
+               float* HWY_RESTRICT block_sums, float* out) {
   const hn::ScalableTag<float> d;
   const auto vmax = hn::Set(d, max);
   const auto vscale = hn::Set(d, scale);
@@ -24,24 +27,18 @@ double ExpBlockSumsImpl(const float* HWY_RESTRICT row, size_t n, float max, floa
   SumVirtualLanes<1>(
       d, row, nullptr, n, -HUGE_VALF,
       [&](auto x, auto, auto* t) BD_TERMS { t[0] = ExpF32(d, hn::Mul(hn::Sub(x, vmax), vscale)); },
-      &total, block_sums);
+      &total, block_sums, out);
   return total;
 }
 
 double ExpSumOnly(const float* row, size_t n, float max, float scale) {
-  return ExpBlockSumsImpl(row, n, max, scale, nullptr);
+  return ExpPass(row, n, max, scale, nullptr, nullptr);
 }
-
 double ExpWriteImpl(const float* row, size_t n, float max, float scale, float* out) {
-  const hn::ScalableTag<float> d;
-  const auto vmax = hn::Set(d, max);
-  const auto vscale = hn::Set(d, scale);
-  double total = 0.0;
-  SumVirtualLanes<1>(
-      d, row, nullptr, n, -HUGE_VALF,
-      [&](auto x, auto, auto* t) BD_TERMS { t[0] = ExpF32(d, hn::Mul(hn::Sub(x, vmax), vscale)); },
-      &total, nullptr, out);
-  return total;
+  return ExpPass(row, n, max, scale, nullptr, out);
+}
+double ExpBlockSumsImpl(const float* row, size_t n, float max, float scale, float* block_sums) {
+  return ExpPass(row, n, max, scale, block_sums, nullptr);
 }
 
 }  // namespace HWY_NAMESPACE
