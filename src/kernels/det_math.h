@@ -150,6 +150,18 @@ inline void Log2Mantissa(double m, double* hi, double* lo) {
   *lo += ln_hi * kLog2eTail + ln_lo * kLog2e;
 }
 
+// (e^t - 1 - t) / t^2 = 1/2! + t/3! + ... + t^12/14! (Taylor, Horner), for
+// |t| <= ~0.35, where the truncation error is below 2^-62 relative.
+inline double ExpTaylorTail(double t) {
+  double q = 1.0 / 87178291200.0;  // 1/14!
+  const double inv_fact[] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0,
+                             1.0 / 3628800.0,    1.0 / 362880.0,    1.0 / 40320.0,
+                             1.0 / 5040.0,       1.0 / 720.0,       1.0 / 120.0,
+                             1.0 / 24.0,         1.0 / 6.0,         0.5};
+  for (double k : inv_fact) q = q * t + k;
+  return q;
+}
+
 // 2^r = e^(r ln2) for |r| <= ~1/2. r ln2 = t + c to ~2^-105 (TwoProd and
 // ln2's tail); e^t - 1 = t + t^2 (1/2! + t/3! + ... + t^12/14!) (Taylor; the
 // truncation error is below 2^-62 for |t| <= 0.35), e^(t + c) = e^t (1 + c);
@@ -158,12 +170,7 @@ inline double Exp2Fraction(double r) {
   double t, c;
   TwoProd(r, kLn2, &t, &c);
   c += r * kLn2Tail;
-  double q = 1.0 / 87178291200.0;  // 1/14!
-  const double inv_fact[] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0,
-                             1.0 / 3628800.0,    1.0 / 362880.0,    1.0 / 40320.0,
-                             1.0 / 5040.0,       1.0 / 720.0,       1.0 / 120.0,
-                             1.0 / 24.0,         1.0 / 6.0,         0.5};
-  for (double k : inv_fact) q = q * t + k;
+  const double q = ExpTaylorTail(t);
   const double em1 = t + (t * t) * q;
   return 1.0 + (em1 + (c + em1 * c));
 }
@@ -172,12 +179,7 @@ inline double Exp2Fraction(double r) {
 // (Taylor; truncation below 2^-62 relative), the sum kept in two doubles so
 // that the rounding of hi does not reach a result that cancels against -1.
 inline void Expm1Small(double t, double* hi, double* lo) {
-  double q = 1.0 / 87178291200.0;  // 1/14!
-  const double inv_fact[] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0,
-                             1.0 / 3628800.0,    1.0 / 362880.0,    1.0 / 40320.0,
-                             1.0 / 5040.0,       1.0 / 720.0,       1.0 / 120.0,
-                             1.0 / 24.0,         1.0 / 6.0,         0.5};
-  for (double k : inv_fact) q = q * t + k;
+  const double q = ExpTaylorTail(t);
   FastTwoSum(t, (t * t) * q, hi, lo);  // |t| >= t^2 q for |t| <= 0.35
 }
 
