@@ -17,6 +17,7 @@
 #include "bregman/renormalise.h"
 #include "bregman/root_finding.h"
 #include "kernels/det_math.h"
+#include "kernels/support_map.h"
 
 namespace bd {
 namespace bregman_detail {
@@ -109,9 +110,19 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
 
   // d delta / d nu = 1 / h'(q) = delta / (nu (1 + (alpha-2) theta)), from
   // h'(q) = q^{alpha-3} ((alpha-1) q - (alpha-2) p) and q^{alpha-2} delta = nu.
+  // alpha = 3/2 runs as one float64 SIMD pass (kernels/support_map.h).
+  SupportMap vector_map;
+  const bool vectorised = FindSupportMap(false, alpha, &vector_map);
   auto eval = [&](double nu, double* f, double* df) {
-    const double nu_root = PowAlpha(nu, 1.0 / b);
     double sum = -rem;
+    if (vectorised) {
+      const SupportMapSums sums = SumSupportMap(vector_map, p, p_pow, k, nu);
+      sum += sums.increment;
+      *f = Log1pF64(sum);
+      *df = sums.slope / (1.0 + sum);
+      return;
+    }
+    const double nu_root = PowAlpha(nu, 1.0 / b);
     double slope = 0.0;
     for (size_t i = 0; i < k; ++i) {
       double delta;
@@ -139,8 +150,14 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   const double nu = SafeguardedNewton(eval, lo, hi, nu0);
   if (hint != nullptr) hint->value = nu;
 
-  const double nu_root = PowAlpha(nu, 1.0 / b);
   const bool last_only = hint != nullptr && hint->last_only;
+  if (vectorised) {
+    const size_t first = last_only ? k - 1 : 0;
+    const double cost = ApplySupportMap(vector_map, p + first, p_pow + first, k - first, nu,
+                                        q + first);
+    return last_only ? NAN : cost;
+  }
+  const double nu_root = PowAlpha(nu, 1.0 / b);
   double cost = 0.0;
   for (size_t i = last_only ? k - 1 : 0; i < k; ++i) {
     if (p[i] > 0.0) {

@@ -16,6 +16,7 @@
 #include "bregman/renormalise.h"
 #include "bregman/root_finding.h"
 #include "kernels/det_math.h"
+#include "kernels/support_map.h"
 
 namespace bd {
 namespace bregman_detail {
@@ -116,10 +117,20 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
                       : min_pow_b / (-b);
 
   const RatioMap ratio_minus_one(b);
+  // The algebraic forms run as one float64 SIMD pass (kernels/support_map.h).
+  SupportMap vector_map;
+  const bool vectorised = FindSupportMap(true, alpha, &vector_map);
   auto eval = [&](double nu, double* f, double* df) {
     double sum = -rem;
     double slope = 0.0;
     const double shift = b * nu;  // q^b - p^b
+    if (vectorised) {
+      const SupportMapSums sums = SumSupportMap(vector_map, p, pow_b, k, shift);
+      sum += sums.increment;
+      *f = Log1pF64(sum);
+      *df = sums.slope / (1.0 + sum);
+      return;
+    }
     ratio_minus_one.Dispatch([&](auto map) {
       for (size_t i = 0; i < k; ++i) {
         const double pb = pow_b[i];
@@ -159,6 +170,12 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   const double shift = b * nu;
   const double zero_mass = gaining > 0 ? PowAlpha(shift, 1.0 / b) : 0.0;
   const bool last_only = hint != nullptr && hint->last_only;
+  if (vectorised) {
+    const size_t first = last_only ? k - 1 : 0;
+    const double cost = ApplySupportMap(vector_map, p + first, pow_b + first, k - first, shift,
+                                        q + first);
+    return last_only ? NAN : cost;
+  }
   double cost = 0.0;
   for (size_t i = last_only ? k - 1 : 0; i < k; ++i) {
     const double pb = pow_b[i];

@@ -23,6 +23,8 @@
 #include "kernels/moments.h"
 #include "kernels/row_scan.h"
 #include "kernels/softmax.h"
+#include "kernels/support_map.h"
+#include "bregman/renormalise.h"
 #include "kernels/target_name.h"
 #include "rng.h"
 #include "sampler_state.h"
@@ -243,11 +245,56 @@ std::vector<float> BoundaryRow(size_t n, size_t split, float scale, double u, do
   return row;
 }
 
+// The float64 support maps (kernels/support_map.h) straight, then inside
+// adaptive Bregman decodes that use them, at several k.
+uint64_t SupportMapHash(const std::vector<float>& row) {
+  Fnv h;
+  const size_t n = row.size();
+  const float max = *std::max_element(row.begin(), row.end());
+  std::vector<double> p(n), a(n), q(n);
+  double z = 0.0;
+  for (size_t i = 0; i < n; ++i) z += p[i] = bd::ExpF64(static_cast<double>(row[i] - max));
+  for (size_t i = 0; i < n; ++i) p[i] = 0.9 * p[i] / z;
+  struct Form { bool primal; double alpha; double lambda; };
+  const Form forms[] = {{true, 0.5, 2e-3}, {true, 0.75, 1e-3}, {true, 1.25, 1e-5},
+                        {true, 3.0, 1e-6}, {false, 1.5, 1e-6}};
+  bd::Decoder dec;
+  for (const Form& f : forms) {
+    bd::SupportMap map;
+    REQUIRE(bd::FindSupportMap(f.primal, f.alpha, &map));
+    for (size_t i = 0; i < n; ++i) {
+      a[i] = f.primal ? bd::bregman_detail::PrimalPower(p[i], f.alpha - 1.0)
+                      : bd::bregman_detail::DualPower(p[i], f.alpha);
+    }
+    for (double nu : {1e-5, 1e-3}) {
+      const double shift = f.primal ? (f.alpha - 1.0) * nu : nu;
+      const bd::SupportMapSums s = bd::SumSupportMap(map, p.data(), a.data(), n, shift);
+      h.Add(s.increment);
+      h.Add(s.slope);
+      h.Add(bd::ApplySupportMap(map, p.data(), a.data(), n, shift, q.data()));
+      h.Bytes(q.data(), n * sizeof(double));
+    }
+    bd::DecodeOptions o;
+    o.bregman_enabled = true;
+    o.bregman.divergence = f.primal ? bd::BregmanDivergence::kPrimal : bd::BregmanDivergence::kDual;
+    o.bregman.alpha = f.alpha;
+    for (double scale : {1.0, 0.01}) {
+      o.bregman.lambda = f.lambda * scale;
+      REQUIRE(dec.Decode(row.data(), n, o) == bd::StatusCode::kOk);
+      h.Add(static_cast<uint64_t>(dec.k()));
+      h.Bytes(dec.ids(), dec.k() * sizeof(int32_t));
+      h.Bytes(dec.probs(), dec.k() * sizeof(float));
+    }
+  }
+  return h.h;
+}
+
 }  // namespace
 
 // Pinned: the same numbers natively (every target) and in wasm.
 constexpr uint64_t kKernelHash = 5452597266628170043ull;
 constexpr uint64_t kChainHash = 11254400588115174623ull;
+constexpr uint64_t kSupportMapHash = 1309205742260689741ull;
 constexpr uint64_t kBoundaryHash = 7009216884854271275ull;
 
 TEST_CASE("every target: kernel outputs are bit-identical (and pinned for wasm)") {
@@ -263,6 +310,15 @@ TEST_CASE("every target: kernel outputs are bit-identical (and pinned for wasm)"
 #endif
   for (size_t t = 1; t < got.size(); ++t) CHECK_MESSAGE(got[t] == got[0], names[t]);
   CHECK(got[0] == kKernelHash);
+}
+
+TEST_CASE("every target: float64 support maps and their Bregman decodes are bit-identical") {
+  const std::vector<float> row = LlmRow(5003, 6, 0.08);
+  std::vector<uint64_t> got;
+  const auto names = ForEachTarget([&] { got.push_back(SupportMapHash(row)); });
+  MESSAGE("support map hash " << got[0]);
+  for (size_t t = 1; t < got.size(); ++t) CHECK_MESSAGE(got[t] == got[0], names[t]);
+  CHECK(got[0] == kSupportMapHash);
 }
 
 TEST_CASE("every target: 10^4 steps of ten mixed stateful chains draw the same tokens") {

@@ -1,0 +1,136 @@
+// float64 vectors on every target, wasm included. Highway 1.0.3 has no f64
+// ops on WASM (HWY_HAVE_FLOAT64 is 0 there), so F64 wraps wasm's f64x2
+// directly on that target and Highway's full-width f64 vectors elsewhere;
+// F64Scalar is the same interface on one double. Only IEEE-754 operations
+// that round the same everywhere (add, sub, mul, div, sqrt; never MulAdd),
+// so one element computes the same bits through F64 on any target and
+// through F64Scalar.
+//
+// Per-target include guard: this header is included once per Highway target.
+#if defined(BD_KERNELS_F64_VEC_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef BD_KERNELS_F64_VEC_INL_H_
+#undef BD_KERNELS_F64_VEC_INL_H_
+#else
+#define BD_KERNELS_F64_VEC_INL_H_
+#endif
+
+#include <cmath>
+#include <cstddef>
+
+#include <hwy/highway.h>
+
+#if HWY_TARGET == HWY_WASM
+#include <wasm_simd128.h>
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace bd {
+namespace HWY_NAMESPACE {
+
+#if HWY_TARGET == HWY_WASM
+struct F64 {
+  struct V {
+    v128_t raw;
+  };
+  static constexpr size_t kLanes = 2;
+  static HWY_INLINE V Load(const double* p) { return {wasm_v128_load(p)}; }
+  static HWY_INLINE void Store(V v, double* p) { wasm_v128_store(p, v.raw); }
+  static HWY_INLINE V Set(double x) { return {wasm_f64x2_splat(x)}; }
+  static HWY_INLINE V Zero() { return Set(0.0); }
+  static HWY_INLINE V Add(V a, V b) { return {wasm_f64x2_add(a.raw, b.raw)}; }
+  static HWY_INLINE V Sub(V a, V b) { return {wasm_f64x2_sub(a.raw, b.raw)}; }
+  static HWY_INLINE V Mul(V a, V b) { return {wasm_f64x2_mul(a.raw, b.raw)}; }
+  static HWY_INLINE V Div(V a, V b) { return {wasm_f64x2_div(a.raw, b.raw)}; }
+  static HWY_INLINE V Sqrt(V a) { return {wasm_f64x2_sqrt(a.raw)}; }
+  // v where p > 0, else +0 (NaN p gives 0).
+  static HWY_INLINE V WherePositive(V p, V v) {
+    return {wasm_v128_and(v.raw, wasm_f64x2_gt(p.raw, wasm_f64x2_splat(0.0)))};
+  }
+};
+#else
+struct F64 {
+  using D = hwy::HWY_NAMESPACE::ScalableTag<double>;
+  using V = hwy::HWY_NAMESPACE::Vec<D>;
+  static constexpr size_t kLanes = hwy::HWY_NAMESPACE::MaxLanes(D());
+  static HWY_INLINE V Load(const double* p) { return hwy::HWY_NAMESPACE::LoadU(D(), p); }
+  static HWY_INLINE void Store(V v, double* p) { hwy::HWY_NAMESPACE::StoreU(v, D(), p); }
+  static HWY_INLINE V Set(double x) { return hwy::HWY_NAMESPACE::Set(D(), x); }
+  static HWY_INLINE V Zero() { return hwy::HWY_NAMESPACE::Zero(D()); }
+  static HWY_INLINE V Add(V a, V b) { return hwy::HWY_NAMESPACE::Add(a, b); }
+  static HWY_INLINE V Sub(V a, V b) { return hwy::HWY_NAMESPACE::Sub(a, b); }
+  static HWY_INLINE V Mul(V a, V b) { return hwy::HWY_NAMESPACE::Mul(a, b); }
+  static HWY_INLINE V Div(V a, V b) { return hwy::HWY_NAMESPACE::Div(a, b); }
+  static HWY_INLINE V Sqrt(V a) { return hwy::HWY_NAMESPACE::Sqrt(a); }
+  static HWY_INLINE V WherePositive(V p, V v) {
+    namespace hn = hwy::HWY_NAMESPACE;
+    return hn::IfThenElseZero(hn::Gt(p, hn::Zero(D())), v);
+  }
+};
+#endif
+
+// The same interface on one double (tails, single elements).
+struct F64Scalar {
+  using V = double;
+  static constexpr size_t kLanes = 1;
+  static HWY_INLINE V Load(const double* p) { return *p; }
+  static HWY_INLINE void Store(V v, double* p) { *p = v; }
+  static HWY_INLINE V Set(double x) { return x; }
+  static HWY_INLINE V Zero() { return 0.0; }
+  static HWY_INLINE V Add(V a, V b) { return a + b; }
+  static HWY_INLINE V Sub(V a, V b) { return a - b; }
+  static HWY_INLINE V Mul(V a, V b) { return a * b; }
+  static HWY_INLINE V Div(V a, V b) { return a / b; }
+  static HWY_INLINE V Sqrt(V a) { return std::sqrt(a); }
+  static HWY_INLINE V WherePositive(V p, V v) { return p > 0.0 ? v : 0.0; }
+};
+
+// Sums of kSums per-element terms over i in [0, n) in 8 order-fixed
+// "virtual lanes": element i adds into lane i % 8, each lane in index order,
+// and the lanes reduce by one fixed tree, (0+4, 1+5, ...), (0+2, 1+3), 0+1.
+// A target with N lanes per vector (N = 1, 2, 4, 8) holds the 8 lanes in 8 / N
+// vectors, and the tail runs the same terms on F64Scalar, so every target
+// performs the same additions in the same order: the same bits.
+// terms(ops, i, t) writes t[0..kSums) for elements i .. i + ops.kLanes - 1
+// (ops is F64 or F64Scalar).
+constexpr size_t kF64VirtualLanes = 8;
+
+template <size_t kSums, class Terms>
+HWY_INLINE void SumF64Lanes(size_t n, const Terms& terms, double* totals) {
+  constexpr size_t N = F64::kLanes;
+  static_assert(kF64VirtualLanes % N == 0, "vector width must divide 8");
+  constexpr size_t R = kF64VirtualLanes / N;
+  typename F64::V acc[kSums][R];
+  for (size_t s = 0; s < kSums; ++s) {
+    for (size_t r = 0; r < R; ++r) acc[s][r] = F64::Zero();
+  }
+  size_t i = 0;
+  for (; i + kF64VirtualLanes <= n; i += kF64VirtualLanes) {
+    for (size_t r = 0; r < R; ++r) {
+      typename F64::V t[kSums];
+      terms(F64(), i + r * N, t);
+      for (size_t s = 0; s < kSums; ++s) acc[s][r] = F64::Add(acc[s][r], t[s]);
+    }
+  }
+  HWY_ALIGN double lanes[kSums][kF64VirtualLanes];
+  for (size_t s = 0; s < kSums; ++s) {
+    for (size_t r = 0; r < R; ++r) F64::Store(acc[s][r], lanes[s] + r * N);
+  }
+  for (; i < n; ++i) {
+    double t[kSums];
+    terms(F64Scalar(), i, t);
+    for (size_t s = 0; s < kSums; ++s) lanes[s][i % kF64VirtualLanes] += t[s];
+  }
+  for (size_t s = 0; s < kSums; ++s) {
+    double* l = lanes[s];
+    for (size_t width = kF64VirtualLanes / 2; width >= 1; width /= 2) {
+      for (size_t j = 0; j < width; ++j) l[j] = l[j] + l[j + width];
+    }
+    totals[s] = l[0];
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace bd
+HWY_AFTER_NAMESPACE();
+
+#endif  // BD_KERNELS_F64_VEC_INL_H_

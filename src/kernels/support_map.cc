@@ -1,0 +1,257 @@
+#include "kernels/support_map.h"
+
+#include <cmath>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/support_map.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include "kernels/f64_vec-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace bd {
+namespace HWY_NAMESPACE {
+
+// H = sum_{j<m} y^j a^{m-1-j} = (y^m - a^m) / (y - a), and y^{m-1}.
+template <int kM, class Ops, class V>
+HWY_INLINE V PowerDifferenceRatio(Ops, V y, V a, V* y_pow) {
+  V h = Ops::Set(1.0);
+  V yp = Ops::Set(1.0);
+  for (int j = 1; j < kM; ++j) {
+    yp = Ops::Mul(yp, y);
+    h = Ops::Add(yp, Ops::Mul(a, h));
+  }
+  *y_pow = yp;
+  return h;
+}
+
+// sum_i c_i y^i a^{m-1-i} for i < m, by Horner in y (c: the coefficients).
+template <int kM, class Ops, class V>
+HWY_INLINE V WeightedPowers(Ops, V y, V a, const double* c) {
+  V a_pow[kM];
+  a_pow[0] = Ops::Set(1.0);
+  for (int i = 1; i < kM; ++i) a_pow[i] = Ops::Mul(a_pow[i - 1], a);
+  V sum = Ops::Set(c[kM - 1]);
+  for (int i = kM - 2; i >= 0; --i) {
+    sum = Ops::Add(Ops::Mul(sum, y), Ops::Mul(Ops::Set(c[i]), a_pow[kM - 1 - i]));
+  }
+  return sum;
+}
+
+// The per-element formulas. y = a + s throughout (primal).
+//   Inverse m (b = -1/m, s < 0, a = p^{-1/m}): q = y^{-m};
+//     q - p = (a^m - y^m) p / y^m = -s H p q;  dq/dnu = y^{-(m+1)} = q / y;
+//     d(q, p) = (m / (m-1)) s^2 (p a) W / y^m, W = sum_{i<m-1} (m-1-i) y^i a^{m-2-i}.
+//   Power m (b = 1/m, s > 0, a = p^{1/m}): q = y^m;
+//     q - p = s H;  dq/dnu = y^{m-1};  d(q, p) = (m / (m+1)) s^2 sum_{i<m} (i+1) y^i a^{m-1-i}.
+//   Root (b = 2, s > 0, a = p^2): q = sqrt(y); q - p = s / (q + p); dq/dnu = 1/q;
+//     d(q, p) = (q - p)^2 (q + 2p) / 6.
+//   Dual sqrt (alpha = 3/2, s = nu, a = sqrt(p)): w = sqrt(q) solves
+//     w^2 - nu w - p = 0: D = sqrt(nu^2 + 4p), w = (nu + D)/2, q - p = nu w,
+//     dq/dnu = 2 w^2 / D; d(p, q) = (q - p)^2 (a + w/2) / (3/4 (w + a)^2).
+// (Each d is the alpha-family divergence p^alpha g(log(q/p)) with the
+// difference of powers factored out, checked against the float64 oracle.)
+template <SupportMap kMap>
+struct Form;
+
+template <int kM>
+struct InverseForm {
+  // r = 1/y and q = r^m (not y^{-(m+1)} first: y^{m+1} overflows for a tiny
+  // p while q is still a normal number).
+  template <class Ops, class V>
+  static HWY_INLINE V Power(Ops ops, V a, V s, V* h, V* r) {
+    const V y = Ops::Add(a, s);
+    V y_pow;
+    *h = PowerDifferenceRatio<kM>(ops, y, a, &y_pow);
+    *r = Ops::Div(Ops::Set(1.0), y);
+    V q = *r;
+    for (int j = 1; j < kM; ++j) q = Ops::Mul(q, *r);
+    return q;
+  }
+  template <class Ops, class V>
+  static HWY_INLINE void Sums(Ops ops, V p, V a, V s, V* incr, V* slope) {
+    V h, r;
+    const V q = Power(ops, a, s, &h, &r);
+    const V neg_s = Ops::Sub(Ops::Zero(), s);
+    *incr = Ops::WherePositive(p, Ops::Mul(neg_s, Ops::Mul(Ops::Mul(p, h), q)));
+    *slope = Ops::WherePositive(p, Ops::Mul(q, r));
+  }
+  template <class Ops, class V>
+  static HWY_INLINE void Apply(Ops ops, V p, V a, V s, V* q, V* cost) {
+    V h, r;
+    const V q_raw = Power(ops, a, s, &h, &r);
+    double c[kM - 1];  // W's coefficients m-1-i
+    for (int i = 0; i < kM - 1; ++i) c[i] = kM - 1 - i;
+    const V y = Ops::Add(a, s);
+    const V w = WeightedPowers<kM - 1>(ops, y, a, c);
+    constexpr double kScale = static_cast<double>(kM) / static_cast<double>(kM - 1);
+    const V s2 = Ops::Mul(s, s);
+    const V d = Ops::Mul(Ops::Mul(Ops::Set(kScale), s2),
+                         Ops::Mul(Ops::Mul(Ops::Mul(p, a), w), q_raw));
+    *q = Ops::WherePositive(p, q_raw);
+    *cost = Ops::WherePositive(p, d);
+  }
+};
+
+template <int kM>
+struct PowerForm {
+  template <class Ops, class V>
+  static HWY_INLINE void Sums(Ops ops, V, V a, V s, V* incr, V* slope) {
+    const V y = Ops::Add(a, s);
+    V y_pow;
+    const V h = PowerDifferenceRatio<kM>(ops, y, a, &y_pow);
+    *incr = Ops::Mul(s, h);
+    *slope = y_pow;
+  }
+  template <class Ops, class V>
+  static HWY_INLINE void Apply(Ops ops, V, V a, V s, V* q, V* cost) {
+    const V y = Ops::Add(a, s);
+    V y_pow;
+    PowerDifferenceRatio<kM>(ops, y, a, &y_pow);
+    static constexpr double c[4] = {1.0, 2.0, 3.0, 4.0};
+    const V t = WeightedPowers<kM>(ops, y, a, c);
+    constexpr double kScale = static_cast<double>(kM) / static_cast<double>(kM + 1);
+    *q = Ops::Mul(y_pow, y);
+    *cost = Ops::Mul(Ops::Mul(Ops::Set(kScale), Ops::Mul(s, s)), t);
+  }
+};
+
+struct RootForm {
+  template <class Ops, class V>
+  static HWY_INLINE void Sums(Ops, V p, V a, V s, V* incr, V* slope) {
+    const V q = Ops::Sqrt(Ops::Add(a, s));
+    *incr = Ops::Div(s, Ops::Add(q, p));
+    *slope = Ops::Div(Ops::Set(1.0), q);
+  }
+  template <class Ops, class V>
+  static HWY_INLINE void Apply(Ops, V p, V a, V s, V* q, V* cost) {
+    const V root = Ops::Sqrt(Ops::Add(a, s));
+    const V delta = Ops::Div(s, Ops::Add(root, p));
+    *q = root;
+    *cost = Ops::Div(Ops::Mul(Ops::Mul(delta, delta), Ops::Add(root, Ops::Add(p, p))),
+                     Ops::Set(6.0));
+  }
+};
+
+struct DualSqrtForm {
+  template <class Ops, class V>
+  static HWY_INLINE V Root(V p, V nu, V* disc) {
+    *disc = Ops::Sqrt(Ops::Add(Ops::Mul(nu, nu), Ops::Mul(Ops::Set(4.0), p)));
+    return Ops::Mul(Ops::Add(nu, *disc), Ops::Set(0.5));
+  }
+  template <class Ops, class V>
+  static HWY_INLINE void Sums(Ops, V p, V, V nu, V* incr, V* slope) {
+    V disc;
+    const V w = Root<Ops>(p, nu, &disc);
+    *incr = Ops::Mul(nu, w);
+    *slope = Ops::Div(Ops::Mul(Ops::Set(2.0), Ops::Mul(w, w)), disc);
+  }
+  template <class Ops, class V>
+  static HWY_INLINE void Apply(Ops, V p, V a, V nu, V* q, V* cost) {
+    V disc;
+    const V w = Root<Ops>(p, nu, &disc);
+    const V delta = Ops::Mul(nu, w);
+    const V wa = Ops::Add(w, a);
+    *q = Ops::Mul(w, w);
+    *cost = Ops::Div(Ops::Mul(Ops::Mul(delta, delta), Ops::Add(a, Ops::Mul(Ops::Set(0.5), w))),
+                     Ops::Mul(Ops::Set(0.75), Ops::Mul(wa, wa)));
+  }
+};
+
+template <class FormT>
+HWY_INLINE SupportMapSums SumsOf(const double* p, const double* a, size_t k, double shift) {
+  double totals[2];
+  SumF64Lanes<2>(
+      k,
+      [&](auto ops, size_t i, auto* t) HWY_ATTR {
+        using Ops = decltype(ops);
+        FormT::Sums(ops, Ops::Load(p + i), Ops::Load(a + i), Ops::Set(shift), &t[0], &t[1]);
+      },
+      totals);
+  return {totals[0], totals[1]};
+}
+
+template <class FormT>
+HWY_INLINE double ApplyOf(const double* p, const double* a, size_t k, double shift, double* q) {
+  double total;
+  SumF64Lanes<1>(
+      k,
+      [&](auto ops, size_t i, auto* t) HWY_ATTR {
+        using Ops = decltype(ops);
+        typename Ops::V qi;
+        FormT::Apply(ops, Ops::Load(p + i), Ops::Load(a + i), Ops::Set(shift), &qi, &t[0]);
+        Ops::Store(qi, q + i);
+      },
+      &total);
+  return total;
+}
+
+template <class Body>
+HWY_INLINE auto WithForm(SupportMap map, const Body& body) {
+  switch (map) {
+    case SupportMap::kPrimalInverse2: return body(InverseForm<2>());
+    case SupportMap::kPrimalInverse3: return body(InverseForm<3>());
+    case SupportMap::kPrimalInverse4: return body(InverseForm<4>());
+    case SupportMap::kPrimalPower3: return body(PowerForm<3>());
+    case SupportMap::kPrimalPower4: return body(PowerForm<4>());
+    case SupportMap::kPrimalRoot: return body(RootForm());
+    case SupportMap::kDualSqrt: break;
+  }
+  return body(DualSqrtForm());
+}
+
+SupportMapSums SumSupportMapImpl(SupportMap map, const double* p, const double* a, size_t k,
+                                 double shift) {
+  return WithForm(map, [&](auto form) {
+    return SumsOf<decltype(form)>(p, a, k, shift);
+  });
+}
+
+double ApplySupportMapImpl(SupportMap map, const double* p, const double* a, size_t k,
+                           double shift, double* q) {
+  return WithForm(map, [&](auto form) {
+    return ApplyOf<decltype(form)>(p, a, k, shift, q);
+  });
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace bd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace bd {
+HWY_EXPORT(SumSupportMapImpl);
+HWY_EXPORT(ApplySupportMapImpl);
+
+bool FindSupportMap(bool primal, double alpha, SupportMap* map) {
+  if (!primal) {
+    if (alpha != 1.5) return false;
+    *map = SupportMap::kDualSqrt;
+    return true;
+  }
+  const double b = alpha - 1.0;
+  if (b == 2.0) {
+    *map = SupportMap::kPrimalRoot;
+    return true;
+  }
+  if (b * 2.0 == -1.0) *map = SupportMap::kPrimalInverse2;
+  else if (b * 3.0 == -1.0) *map = SupportMap::kPrimalInverse3;
+  else if (b * 4.0 == -1.0) *map = SupportMap::kPrimalInverse4;
+  else if (b * 3.0 == 1.0) *map = SupportMap::kPrimalPower3;
+  else if (b * 4.0 == 1.0) *map = SupportMap::kPrimalPower4;
+  else return false;  // (1/b = 2, alpha = 3/2, has a closed form)
+  return true;
+}
+
+SupportMapSums SumSupportMap(SupportMap map, const double* p, const double* a, size_t k,
+                             double shift) {
+  return HWY_DYNAMIC_DISPATCH(SumSupportMapImpl)(map, p, a, k, shift);
+}
+
+double ApplySupportMap(SupportMap map, const double* p, const double* a, size_t k,
+                       double shift, double* q) {
+  return HWY_DYNAMIC_DISPATCH(ApplySupportMapImpl)(map, p, a, k, shift, q);
+}
+}  // namespace bd
+#endif  // HWY_ONCE

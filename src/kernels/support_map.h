@@ -1,0 +1,49 @@
+// The Bregman fixed-support maps that have algebraic forms, as float64 SIMD
+// passes over the support (src/bregman/renormalise_*.cc solve for the
+// multiplier nu with them). For one nu every kept token gets
+//   primal: q_i = (a_i + s)^{1/b},  a_i = p_i^b, b = alpha - 1, s = b nu;
+//   dual:   q_i^{alpha-2} (q_i - p_i) = nu.
+// The forms below need no log, exp or pow per coordinate, and every
+// quantity is written without cancellation (differences of powers factored
+// as s times a positive polynomial), so the increments q_i - p_i and the
+// divergences keep full relative precision however close q_i is to p_i.
+// Sums are order-fixed (8 virtual float64 lanes, f64_vec-inl.h): the same
+// bits natively on every SIMD target and in wasm.
+#pragma once
+
+#include <cstddef>
+
+namespace bd {
+
+enum class SupportMap {
+  kPrimalInverse2,  // 1/b = -2: alpha = 1/2
+  kPrimalInverse3,  // 1/b = -3: alpha = 2/3
+  kPrimalInverse4,  // 1/b = -4: alpha = 3/4
+  kPrimalPower3,    // 1/b = 3:  alpha = 4/3
+  kPrimalPower4,    // 1/b = 4:  alpha = 5/4
+  kPrimalRoot,      // b = 2:    alpha = 3
+  kDualSqrt,        // dual alpha = 3/2
+};
+
+struct SupportMapSums {
+  double increment;  // sum_i (q_i - p_i)
+  double slope;      // sum_i dq_i / dnu (> 0)
+};
+
+// The map for (primal, alpha) when it has one of the forms above (b times
+// the form's 1/b is exactly +-1, or b == 2; dual: alpha == 1.5).
+bool FindSupportMap(bool primal, double alpha, SupportMap* map);
+
+// a[0..k): the solver's per-coordinate powers, p^b (primal; +inf for p = 0
+// when b < 0, 0 when b > 0) or sqrt(p) (dual). shift: s = b nu (primal) or nu
+// (dual; > 0). Tokens with p = 0 get q = 0 when alpha < 1 and the gaining
+// mass otherwise, as in the scalar solvers.
+SupportMapSums SumSupportMap(SupportMap map, const double* p, const double* a, size_t k,
+                             double shift);
+
+// Writes q[0..k) for the multiplier and returns the in-support divergence
+// sum_i d(q_i, p_i) (primal) or d(p_i, q_i) (dual).
+double ApplySupportMap(SupportMap map, const double* p, const double* a, size_t k,
+                       double shift, double* q);
+
+}  // namespace bd

@@ -1,0 +1,168 @@
+// kernels/support_map.h against an independent reference: every element
+// recomputed from the definitions in long double (q from pow, the divergence
+// from phi, dq/dnu by its closed derivative), on rows with zeros, tiny and
+// large probabilities; and the SIMD pass against its own scalar tail, element
+// by element, bit for bit.
+#include <doctest/doctest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "bregman/renormalise.h"
+#include "kernels/support_map.h"
+
+namespace {
+
+using LD = long double;
+// The reference's rounding: x87 long double natively; in wasm long double is
+// binary128 but its pow is musl's double pow, so a double-precision bound.
+#if LDBL_MANT_DIG == 64 && !defined(__EMSCRIPTEN__)
+constexpr LD kRefEps = 16 * std::numeric_limits<LD>::epsilon();
+#else
+constexpr LD kRefEps = 16 * std::numeric_limits<double>::epsilon();
+#endif
+
+struct Case {
+  bool primal;
+  double alpha;
+  bd::SupportMap map;
+};
+
+const Case kCases[] = {
+    {true, 0.5, bd::SupportMap::kPrimalInverse2},  {true, 0.75, bd::SupportMap::kPrimalInverse4},
+    {true, 1.25, bd::SupportMap::kPrimalPower4},   {true, 3.0, bd::SupportMap::kPrimalRoot},
+    {false, 1.5, bd::SupportMap::kDualSqrt},
+};
+
+std::vector<double> Probabilities(size_t k, uint64_t seed, bool zeros) {
+  std::mt19937_64 rng(seed);
+  std::vector<double> p(k);
+  double sum = 0.0;
+  for (size_t i = 0; i < k; ++i) {
+    const double u = (static_cast<double>(rng() >> 11) + 0.5) * 0x1.0p-53;
+    p[i] = u * u * u * std::exp(-0.02 * static_cast<double>(i));  // heavy head, tiny tail
+    if (zeros && i % 7 == 3) p[i] = 0.0;
+    sum += p[i];
+  }
+  for (double& x : p) x = 0.8 * x / sum;  // rem = 0.2
+  if (k > 2) p[k - 1] = 1e-300;           // a tiny one
+  return p;
+}
+
+// d(x, y) of the alpha family by its definition, in long double; *scale
+// bounds the magnitude of the terms that cancel in it (the reference's own
+// rounding is about 1e-19 of that).
+LD Divergence(LD alpha, LD x, LD y, LD* scale) {
+  auto phi = [&](LD t) { return t == 0 ? LD(0) : (std::pow(t, alpha) - t) / (alpha * (alpha - 1)); };
+  if (y == 0) {
+    *scale = 0;
+    return x == 0 ? LD(0) : std::pow(x, alpha) / (alpha * (alpha - 1));
+  }
+  const LD dphi = (alpha * std::pow(y, alpha - 1) - 1) / (alpha * (alpha - 1));
+  *scale = std::fabs(phi(x)) + std::fabs(phi(y)) + std::fabs(dphi * (x - y));
+  return phi(x) - phi(y) - dphi * (x - y);
+}
+
+struct Ref {
+  LD q, dq;  // q(nu) and dq/dnu
+};
+Ref Reference(const Case& c, LD p, LD nu) {
+  const LD a = c.alpha;
+  if (c.primal) {
+    const LD b = a - 1;
+    const LD pb = p > 0 ? std::pow(p, b) : LD(0);
+    if (p == 0 && b < 0) return {0, 0};
+    const LD q = std::pow(pb + b * nu, 1 / b);
+    return {q, std::pow(q, 2 - a)};
+  }
+  // Dual 3/2: sqrt(q) = (nu + sqrt(nu^2 + 4p)) / 2; dq/dnu = 1 / h'(q),
+  // h(q) = q^{-1/2} (q - p), h'(q) = q^{-3/2} (q + p) / 2.
+  const LD w = (nu + std::sqrt(nu * nu + 4 * p)) / 2;
+  const LD q = w * w;
+  return {q, 2 * q * w / (q + p)};
+}
+
+LD RelErr(LD got, LD want) {
+  if (want == 0) return std::fabs(got);
+  return std::fabs(got - want) / std::fabs(want);
+}
+
+}  // namespace
+
+TEST_CASE("support maps: sums, q and divergence against long double definitions") {
+  for (const Case& c : kCases) {
+    bd::SupportMap map;
+    REQUIRE(bd::FindSupportMap(c.primal, c.alpha, &map));
+    REQUIRE(map == c.map);
+    for (size_t k : {1u, 7u, 8u, 9u, 61u, 1000u}) {
+      for (bool zeros : {false, true}) {
+        const std::vector<double> p = Probabilities(k, 31 * k + zeros, zeros);
+        std::vector<double> a(k), q(k);
+        for (size_t i = 0; i < k; ++i) {
+          a[i] = c.primal ? bd::bregman_detail::PrimalPower(p[i], c.alpha - 1.0)
+                          : bd::bregman_detail::DualPower(p[i], c.alpha);
+        }
+        for (double nu : {1e-6, 1e-3, 0.05, 0.3}) {
+          const double b = c.alpha - 1.0;
+          if (c.primal && b < 0) {  // keep p^b + b nu > 0
+            double amin = HUGE_VAL;
+            for (double x : a) amin = std::min(amin, x);
+            if (nu >= amin / -b) continue;
+          }
+          const double shift = c.primal ? b * nu : nu;
+          const bd::SupportMapSums sums = bd::SumSupportMap(map, p.data(), a.data(), k, shift);
+          const double cost = bd::ApplySupportMap(map, p.data(), a.data(), k, shift, q.data());
+          LD incr = 0, slope = 0, div = 0, incr_abs = 0, incr_ref_err = 0, div_ref_err = 0;
+          for (size_t i = 0; i < k; ++i) {
+            const Ref r = Reference(c, p[i], nu);
+            incr += r.q - p[i];
+            incr_abs += std::fabs(r.q - LD(p[i]));
+            incr_ref_err += kRefEps * (r.q + p[i]);
+            slope += r.dq;
+            LD scale = 0;
+            div += c.primal ? Divergence(c.alpha, r.q, p[i], &scale)
+                            : Divergence(c.alpha, p[i], r.q, &scale);
+            div_ref_err += kRefEps * scale;
+            // Below 1e-290 q is allowed to flush to 0 (y^m overflows).
+            CHECK_MESSAGE(std::fabs(q[i] - r.q) <= 1e-14 * r.q + 1e-290,
+                          "alpha " << c.alpha << " k " << k << " i " << i << " nu " << nu);
+          }
+          CHECK_MESSAGE(std::fabs(sums.increment - incr) <= 1e-13 * incr_abs + incr_ref_err,
+                        "alpha " << c.alpha << " k " << k << " nu " << nu);
+          CHECK_MESSAGE(RelErr(sums.slope, slope) < 1e-13, "alpha " << c.alpha << " nu " << nu);
+          CHECK_MESSAGE(std::fabs(cost - div) <= 1e-12 * div + div_ref_err,
+                        "alpha " << c.alpha << " k " << k << " nu " << nu << " got " << cost
+                                 << " want "                                                           << static_cast<double>(div));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("support maps: the SIMD pass equals its scalar tail element by element") {
+  for (const Case& c : kCases) {
+    const size_t k = 203;
+    const std::vector<double> p = Probabilities(k, 5, true);
+    std::vector<double> a(k), q(k), q_one(k);
+    for (size_t i = 0; i < k; ++i) {
+      a[i] = c.primal ? bd::bregman_detail::PrimalPower(p[i], c.alpha - 1.0)
+                      : bd::bregman_detail::DualPower(p[i], c.alpha);
+    }
+    const double shift = c.primal ? (c.alpha - 1.0) * 1e-3 : 1e-3;
+    const double cost = bd::ApplySupportMap(c.map, p.data(), a.data(), k, shift, q.data());
+    double lanes[8] = {0};  // the documented order: lane i % 8, tree (0+4, ...)
+    for (size_t i = 0; i < k; ++i) {
+      // One element takes the scalar path.
+      lanes[i % 8] += bd::ApplySupportMap(c.map, &p[i], &a[i], 1, shift, &q_one[i]);
+    }
+    CHECK(std::memcmp(q.data(), q_one.data(), k * sizeof(double)) == 0);
+    for (size_t w = 4; w >= 1; w /= 2)
+      for (size_t j = 0; j < w; ++j) lanes[j] = lanes[j] + lanes[j + w];
+    CHECK(cost == lanes[0]);
+  }
+}
