@@ -74,16 +74,16 @@ inline double ScaleByPow2(double x, int64_t e) {
   return (m * Pow2(static_cast<int>(e) + 64)) * Pow2(-64);  // exact, then one rounding
 }
 
-// Exact product a * b = p + e (Dekker with Veltkamp splitting: no FMA).
-// Needs |a|, |b| < 2^995 and no underflow of the low parts.
-inline void TwoProd(double a, double b, double* p, double* e) {
-  const double kSplit = 134217729.0;  // 2^27 + 1
-  const double ca = kSplit * a, cb = kSplit * b;
-  const double ah = ca - (ca - a), al = a - ah;
-  const double bh = cb - (cb - b), bl = b - bh;
-  *p = a * b;
-  *e = ((ah * bh - *p) + ah * bl + al * bh) + al * bl;
-}
+// The arithmetic of the formulas below that also run on SIMD vectors
+// (kernels/f64_vec-inl.h's F64 has the same static members): written once
+// over an Ops type, so one element gives the same bits either way.
+struct DoubleOps {
+  using V = double;
+  static V Set(double x) { return x; }
+  static V Add(V a, V b) { return a + b; }
+  static V Sub(V a, V b) { return a - b; }
+  static V Mul(V a, V b) { return a * b; }
+};
 
 // Exact sum for |a| >= |b| (or a == 0): a + b = s + e.
 inline void FastTwoSum(double a, double b, double* s, double* e) {
@@ -136,6 +136,16 @@ constexpr double kLn2Tail = 0x1.abc9e3b39803fp-56;
 constexpr double kLog2e = 0x1.71547652b82fep0;
 constexpr double kLog2eTail = 0x1.777d0ffda0d24p-56;
 
+// TwoProdT, ExpTaylorTailT, Exp2FractionT, ExpSplitT: the formulas that also
+// run on SIMD vectors, written once over an Ops type (below DoubleOps; the
+// kernels include the same file per Highway target with F64).
+#include "kernels/det_math_generic-inl.h"
+
+// Exact product a * b = p + e (TwoProdT above).
+inline void TwoProd(double a, double b, double* p, double* e) {
+  TwoProdT<DoubleOps>(a, b, p, e);
+}
+
 // log2 m for m in [sqrt(2)/2, sqrt(2)) as two doubles hi + lo: f - f^2/2
 // exactly (f^2 by TwoProd), the small tail in plain double (its rounding is
 // ~2^-57 of log m), then times log2(e) carried to ~107 bits.
@@ -150,30 +160,10 @@ inline void Log2Mantissa(double m, double* hi, double* lo) {
   *lo += ln_hi * kLog2eTail + ln_lo * kLog2e;
 }
 
-// (e^t - 1 - t) / t^2 = 1/2! + t/3! + ... + t^12/14! (Taylor, Horner), for
-// |t| <= ~0.35, where the truncation error is below 2^-62 relative.
-inline double ExpTaylorTail(double t) {
-  double q = 1.0 / 87178291200.0;  // 1/14!
-  const double inv_fact[] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0,
-                             1.0 / 3628800.0,    1.0 / 362880.0,    1.0 / 40320.0,
-                             1.0 / 5040.0,       1.0 / 720.0,       1.0 / 120.0,
-                             1.0 / 24.0,         1.0 / 6.0,         0.5};
-  for (double k : inv_fact) q = q * t + k;
-  return q;
-}
+// One double through the generic formulas (det_math_generic-inl.h).
+inline double ExpTaylorTail(double t) { return ExpTaylorTailT<DoubleOps>(t); }
 
-// 2^r = e^(r ln2) for |r| <= ~1/2. r ln2 = t + c to ~2^-105 (TwoProd and
-// ln2's tail); e^t - 1 = t + t^2 (1/2! + t/3! + ... + t^12/14!) (Taylor; the
-// truncation error is below 2^-62 for |t| <= 0.35), e^(t + c) = e^t (1 + c);
-// the last step adds 1 to the small part, so one rounding dominates.
-inline double Exp2Fraction(double r) {
-  double t, c;
-  TwoProd(r, kLn2, &t, &c);
-  c += r * kLn2Tail;
-  const double q = ExpTaylorTail(t);
-  const double em1 = t + (t * t) * q;
-  return 1.0 + (em1 + (c + em1 * c));
-}
+inline double Exp2Fraction(double r) { return Exp2FractionT<DoubleOps>(r); }
 
 // e^t - 1 for |t| <= ~0.35 as hi + lo: t + t^2 (1/2! + t/3! + ... + t^12/14!)
 // (Taylor; truncation below 2^-62 relative), the sum kept in two doubles so
@@ -394,13 +384,9 @@ inline double ExpFullF64(double x) {
   if (x != x) return x;
   if (x > 709.8) return Inf();
   if (x < -746.0) return 0.0;  // e^-746 < half the smallest denormal
-  double s, s_lo;
-  TwoProd(x, kLog2e, &s, &s_lo);
-  s_lo += x * kLog2eTail;
-  const double shifter = 6755399441055744.0;
-  const double n = (s + shifter) - shifter;
-  const double r = (s - n) + s_lo;  // s - n exact
-  return ScaleByPow2(Exp2Fraction(r), static_cast<int64_t>(n));
+  double n;
+  const double v = ExpSplitT<DoubleOps>(x, &n);
+  return ScaleByPow2(v, static_cast<int64_t>(n));
 }
 
 }  // namespace bd

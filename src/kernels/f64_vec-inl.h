@@ -16,6 +16,8 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 
 #include <hwy/highway.h>
 
@@ -42,6 +44,12 @@ struct F64 {
   static HWY_INLINE V Mul(V a, V b) { return {wasm_f64x2_mul(a.raw, b.raw)}; }
   static HWY_INLINE V Div(V a, V b) { return {wasm_f64x2_div(a.raw, b.raw)}; }
   static HWY_INLINE V Sqrt(V a) { return {wasm_f64x2_sqrt(a.raw)}; }
+  // 2^n for integer-valued n in [-1022, 1023]: n + 1023 lands in the low
+  // mantissa bits of n + 1023 + 2^52, shifted into the exponent field.
+  static HWY_INLINE V Pow2Of(V n) {
+    const v128_t biased = wasm_f64x2_add(n.raw, wasm_f64x2_splat(0x1p52 + 1023.0));
+    return {wasm_i64x2_shl(biased, 52)};
+  }
   // v where p > 0, else +0 (NaN p gives 0).
   static HWY_INLINE V WherePositive(V p, V v) {
     return {wasm_v128_and(v.raw, wasm_f64x2_gt(p.raw, wasm_f64x2_splat(0.0)))};
@@ -61,6 +69,12 @@ struct F64 {
   static HWY_INLINE V Mul(V a, V b) { return hwy::HWY_NAMESPACE::Mul(a, b); }
   static HWY_INLINE V Div(V a, V b) { return hwy::HWY_NAMESPACE::Div(a, b); }
   static HWY_INLINE V Sqrt(V a) { return hwy::HWY_NAMESPACE::Sqrt(a); }
+  static HWY_INLINE V Pow2Of(V n) {
+    namespace hn = hwy::HWY_NAMESPACE;
+    const hn::RebindToUnsigned<D> du;
+    const auto biased = hn::BitCast(du, hn::Add(n, hn::Set(D(), 0x1p52 + 1023.0)));
+    return hn::BitCast(D(), hn::ShiftLeft<52>(biased));
+  }
   static HWY_INLINE V WherePositive(V p, V v) {
     namespace hn = hwy::HWY_NAMESPACE;
     return hn::IfThenElseZero(hn::Gt(p, hn::Zero(D())), v);
@@ -81,6 +95,15 @@ struct F64Scalar {
   static HWY_INLINE V Mul(V a, V b) { return a * b; }
   static HWY_INLINE V Div(V a, V b) { return a / b; }
   static HWY_INLINE V Sqrt(V a) { return std::sqrt(a); }
+  static HWY_INLINE V Pow2Of(V n) {
+    const double biased = n + (0x1p52 + 1023.0);
+    uint64_t bits;
+    std::memcpy(&bits, &biased, sizeof(bits));
+    bits <<= 52;
+    double out;
+    std::memcpy(&out, &bits, sizeof(out));
+    return out;
+  }
   static HWY_INLINE V WherePositive(V p, V v) { return p > 0.0 ? v : 0.0; }
 };
 

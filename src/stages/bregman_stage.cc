@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "kernels/det_math.h"
+#include "kernels/scaled_exp.h"
 #include "kernels/softmax.h"
 #include "stages/stages.h"
 
@@ -28,12 +29,10 @@ class CandidateProbs final : public SortedProbs {
       // EnsureSorted grows the prefix geometrically; convert what it gave.
       const size_t avail = c_.truncated ? c_.sorted : c_.size;
       if (ws_.prefix_p.size() < avail) ws_.prefix_p.resize(std::max(avail, 2 * ws_.prefix_p.size()));
-      for (size_t i = converted_; i < avail; ++i) {
-        // ExpFullF64, not ExpF64: at a low temperature the argument goes below
-        // -708, where ExpF64 flushes to 0 and the solver would see other p.
-        const double x = (static_cast<double>(c_.logits[i]) - max_) / c_.temperature;
-        ws_.prefix_p[i] = ExpFullF64(x) / z_;
-      }
+      // ExpFullF64's bits (not ExpF64: at a low temperature the argument goes
+      // below -708, where ExpF64 flushes to 0 and the solver would see other p).
+      ScaledExpF64(c_.logits + converted_, avail - converted_, max_, c_.temperature, z_,
+                   ws_.prefix_p.data() + converted_);
       converted_ = avail;
     }
     return ws_.prefix_p.data();

@@ -24,6 +24,8 @@
 #include "kernels/row_scan.h"
 #include "kernels/softmax.h"
 #include "kernels/support_map.h"
+#include "kernels/scaled_exp.h"
+#include "kernels/det_math.h"
 #include "bregman/renormalise.h"
 #include "kernels/target_name.h"
 #include "rng.h"
@@ -319,6 +321,34 @@ TEST_CASE("every target: float64 support maps and their Bregman decodes are bit-
   MESSAGE("support map hash " << got[0]);
   for (size_t t = 1; t < got.size(); ++t) CHECK_MESSAGE(got[t] == got[0], names[t]);
   CHECK(got[0] == kSupportMapHash);
+}
+
+TEST_CASE("every target: ScaledExpF64 gives ExpFullF64's bits element by element") {
+  // Logits spread over the SIMD range and beyond it (the scalar fallback),
+  // odd lengths for the tails, several temperatures.
+  std::vector<float> logits(4099);
+  for (size_t i = 0; i < logits.size(); ++i) {
+    const uint64_t h = bd::Mix64(i + 17);
+    logits[i] = static_cast<float>(static_cast<double>(h % 2000001) / 1000.0 - 1000.0);
+  }
+  logits[5] = 0.0f;
+  logits[6] = -0.0f;
+  std::vector<double> out(logits.size());
+  size_t mismatches = 0, checked = 0;
+  ForEachTarget([&] {
+    for (double t : {1.0, 0.7, 3.0, 0.01}) {
+      for (size_t n : {size_t{4099}, size_t{1}, size_t{7}, size_t{64}}) {
+        bd::ScaledExpF64(logits.data(), n, 1000.0f, t, 1.3, out.data());
+        for (size_t i = 0; i < n; ++i) {
+          const double want = bd::ExpFullF64((static_cast<double>(logits[i]) - 1000.0) / t) / 1.3;
+          mismatches += std::memcmp(&want, &out[i], sizeof(double)) != 0;
+          ++checked;
+        }
+      }
+    }
+  });
+  MESSAGE(checked << " values checked");
+  CHECK(mismatches == 0);
 }
 
 TEST_CASE("every target: 10^4 steps of ten mixed stateful chains draw the same tokens") {

@@ -1,0 +1,68 @@
+// The det_math formulas that run on one double and on SIMD vectors alike,
+// written once over an Ops type (static Set/Add/Sub/Mul on Ops::V), so one
+// element gives the same bits either way: det_math.h includes this file in
+// namespace bd::det_math (Ops = DoubleOps), and the float64 kernels include
+// it again per Highway target (Ops = F64, kernels/f64_vec-inl.h), like
+// Highway's own -inl.h headers; hence no include guard. Constants come from
+// bd::det_math.
+//
+// Only IEEE add, sub and mul (never MulAdd): the core is built with
+// -ffp-contract=off, so no step is fused on any target.
+
+#ifndef BD_DET_INLINE
+#define BD_DET_INLINE __attribute__((always_inline)) inline
+#endif
+
+// Exact product a * b = p + e (Dekker with Veltkamp splitting: no FMA).
+// Needs |a|, |b| < 2^995 and no underflow of the low parts.
+template <class Ops, class V>
+BD_DET_INLINE void TwoProdT(V a, V b, V* p, V* e) {
+  const V split = Ops::Set(134217729.0);  // 2^27 + 1
+  const V ca = Ops::Mul(split, a), cb = Ops::Mul(split, b);
+  const V ah = Ops::Sub(ca, Ops::Sub(ca, a)), al = Ops::Sub(a, ah);
+  const V bh = Ops::Sub(cb, Ops::Sub(cb, b)), bl = Ops::Sub(b, bh);
+  *p = Ops::Mul(a, b);
+  *e = Ops::Add(Ops::Add(Ops::Add(Ops::Sub(Ops::Mul(ah, bh), *p), Ops::Mul(ah, bl)),
+                         Ops::Mul(al, bh)),
+                Ops::Mul(al, bl));
+}
+
+// (e^t - 1 - t) / t^2 = 1/2! + t/3! + ... + t^12/14! (Taylor, Horner), for
+// |t| <= ~0.35, where the truncation error is below 2^-62 relative.
+template <class Ops, class V>
+BD_DET_INLINE V ExpTaylorTailT(V t) {
+  V q = Ops::Set(1.0 / 87178291200.0);  // 1/14!
+  constexpr double kInvFact[] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0,
+                                 1.0 / 3628800.0,    1.0 / 362880.0,    1.0 / 40320.0,
+                                 1.0 / 5040.0,       1.0 / 720.0,       1.0 / 120.0,
+                                 1.0 / 24.0,         1.0 / 6.0,         0.5};
+  for (double k : kInvFact) q = Ops::Add(Ops::Mul(q, t), Ops::Set(k));
+  return q;
+}
+
+// 2^r = e^(r ln2) for |r| <= ~1/2. r ln2 = t + c to ~2^-105 (TwoProd and
+// ln2's tail); e^t - 1 = t + t^2 (1/2! + t/3! + ... + t^12/14!) (Taylor; the
+// truncation error is below 2^-62 for |t| <= 0.35), e^(t + c) = e^t (1 + c);
+// the last step adds 1 to the small part, so one rounding dominates.
+template <class Ops, class V>
+BD_DET_INLINE V Exp2FractionT(V r) {
+  V t, c;
+  TwoProdT<Ops>(r, Ops::Set(::bd::det_math::kLn2), &t, &c);
+  c = Ops::Add(c, Ops::Mul(r, Ops::Set(::bd::det_math::kLn2Tail)));
+  const V q = ExpTaylorTailT<Ops>(t);
+  const V em1 = Ops::Add(t, Ops::Mul(Ops::Mul(t, t), q));
+  return Ops::Add(Ops::Set(1.0), Ops::Add(em1, Ops::Add(c, Ops::Mul(em1, c))));
+}
+
+// e^x = 2^n v with n an integer (as a double) and v = 2^r, |r| <= ~1/2, from
+// x log2 e carried in two doubles. For |x| <= 709.8; ExpFullF64 scales by 2^n.
+template <class Ops, class V>
+BD_DET_INLINE V ExpSplitT(V x, V* n) {
+  V s, s_lo;
+  TwoProdT<Ops>(x, Ops::Set(::bd::det_math::kLog2e), &s, &s_lo);
+  s_lo = Ops::Add(s_lo, Ops::Mul(x, Ops::Set(::bd::det_math::kLog2eTail)));
+  const V shifter = Ops::Set(6755399441055744.0);  // 1.5 * 2^52: rounds to an integer
+  *n = Ops::Sub(Ops::Add(s, shifter), shifter);
+  const V r = Ops::Add(Ops::Sub(s, *n), s_lo);  // s - n exact
+  return Exp2FractionT<Ops>(r);
+}

@@ -1,0 +1,59 @@
+#include "kernels/scaled_exp.h"
+
+#include <cmath>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/scaled_exp.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include "kernels/det_math.h"
+#include "kernels/f64_vec-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace bd {
+namespace HWY_NAMESPACE {
+namespace det_simd {
+#include "kernels/det_math_generic-inl.h"  // per target, for F64
+}  // namespace det_simd
+
+// Vectors whose arguments all lie in [-700, 700] take the SIMD path: there
+// ExpFullF64's ScaleByPow2 is an exact multiplication by a normal 2^n, which
+// Pow2Of builds from bits. Anything else (a low temperature, huge logit
+// spreads) goes through ExpFullF64 itself, element by element.
+void ScaledExpF64Impl(const float* logits, size_t n, float max, double t, double z,
+                      double* out) {
+  constexpr size_t N = F64::kLanes;
+  const double m = static_cast<double>(max);
+  // Conservative bounds on the logit for |(l - m) / t| <= 700.
+  const double lo = m - 699.0 * t, hi = m + 699.0 * t;
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<double>(logits[i]);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    bool in_range = true;
+    for (size_t j = 0; j < N; ++j) in_range &= out[i + j] >= lo && out[i + j] <= hi;
+    if (!in_range) {
+      for (size_t j = 0; j < N; ++j) out[i + j] = ExpFullF64((out[i + j] - m) / t) / z;
+      continue;
+    }
+    const F64::V x = F64::Div(F64::Sub(F64::Load(out + i), F64::Set(m)), F64::Set(t));
+    F64::V e;
+    const F64::V v = det_simd::ExpSplitT<F64>(x, &e);
+    F64::Store(F64::Div(F64::Mul(v, F64::Pow2Of(e)), F64::Set(z)), out + i);
+  }
+  for (; i < n; ++i) out[i] = ExpFullF64((out[i] - m) / t) / z;
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace bd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace bd {
+HWY_EXPORT(ScaledExpF64Impl);
+
+void ScaledExpF64(const float* logits, size_t n, float max, double t, double z, double* out) {
+  HWY_DYNAMIC_DISPATCH(ScaledExpF64Impl)(logits, n, max, t, z, out);
+}
+}  // namespace bd
+#endif  // HWY_ONCE
