@@ -12,6 +12,7 @@
 #include "bregman/closed_forms.h"
 #include "bregman/renormalise.h"
 #include "kernels/det_math.h"
+#include "kernels/support_map.h"
 
 namespace bd {
 namespace {
@@ -254,97 +255,91 @@ class PerK {
   int next_slot_ = 0;
 };
 
-// FirstDone for the predicate stop(k) || sigma_{k+1} <= lambda, with the
-// bisection replaced by a safeguarded interpolation: sigma decays smoothly,
-// close to a power of k, so the crossing interpolated in log sigma against
-// log k lands within a few supports of it; a bisection step follows whenever
-// an interpolation step failed to halve the interval, so the probe count is
-// never above twice the bisection's.
-template <class Stop>
-size_t FirstSigmaDone(PerK& per_k, const Stop& stop, double lambda, size_t k_lo,
-                      size_t k_hi) {
-  double sigma_bad = 0.0, sigma_good = 0.0;  // sigma_{k+1} at the ends (0: none)
-  auto done = [&](size_t k, double* sigma) {
-    *sigma = 0.0;
+// Smallest k in [k_lo, k_hi] with done(k) = stop(k) || measure(k) <= lambda,
+// for a nonincreasing measure (tau_k, or sigma_{k+1}) and a monotone stop
+// (done(k_hi) must hold). The measure decays smoothly, close to a power of k,
+// so the search works in log measure against log(k + 1):
+// - the gallop (k_lo, k_lo + 1, k_lo + 3, k_lo + 7, ...) takes, once per
+//   doubling and from its second probe on, a shortcut: the crossing
+//   extrapolated from its last two probes, a few percent beyond it. A
+//   gallop's next probe can reach twice k*, so its solve, and the sorted
+//   prefix it needs, would cost up to twice the answer's; the shortcut
+//   usually lands just past k*. If it falls short, the gallop goes on.
+// - inside the final interval, the crossing interpolated between the ends,
+//   with a bisection step whenever an interpolation step failed to halve the
+//   interval, so the probe count is never above twice the bisection's.
+template <class Measure, class Stop>
+size_t FirstBelow(const Measure& measure, const Stop& stop, double lambda, size_t k_lo,
+                  size_t k_hi) {
+  auto done = [&](size_t k, double* value) {
+    *value = 0.0;
     if (stop(k)) return true;
-    *sigma = per_k.Sigma(k + 1);
-    return *sigma <= lambda;
+    *value = measure(k);
+    return *value <= lambda;
   };
-  double sigma = 0.0;
-  if (done(k_lo, &sigma)) return k_lo;
+  // Where log value, linear in log(k + 1) through (k0, v0) and (k1, v1),
+  // crosses lambda; 0 when it does not (flat or increasing, or no values).
+  auto crossing = [&](size_t k0, double v0, size_t k1, double v1) {
+    if (!(v0 > 0.0 && v1 > 0.0 && lambda > 0.0 && v0 != v1)) return 0.0;
+    const double x0 = LogF64(static_cast<double>(k0 + 1));
+    const double x1 = LogF64(static_cast<double>(k1 + 1));
+    const double y0 = LogF64(v0), y1 = LogF64(v1);
+    const double t = (y0 - LogF64(lambda)) / (y0 - y1);
+    return ExpFullF64(x0 + t * (x1 - x0)) - 1.0;
+  };
+  double value = 0.0;
+  if (done(k_lo, &value)) return k_lo;
   size_t bad = k_lo;
-  sigma_bad = sigma;
+  double value_bad = value;
+  size_t before_bad = 0;  // the probe before bad (0: none yet)
+  double value_before_bad = 0.0;
   size_t good = k_hi;
-  for (size_t step = 1;; step *= 2) {
-    const size_t probe = k_hi - k_lo > 2 * step - 1 ? k_lo + 2 * step - 1 : k_hi;
-    if (done(probe, &sigma)) {
+  double value_good = 0.0;
+  bool shortcut_tried = false;  // in this doubling
+  for (size_t step = 1;;) {
+    const size_t gallop = k_hi - k_lo > 2 * step - 1 ? k_lo + 2 * step - 1 : k_hi;
+    size_t probe = gallop;
+    if (!shortcut_tried && before_bad != 0) {
+      shortcut_tried = true;
+      constexpr double kOvershoot = 1.04;  // past the estimate: likely on the good side
+      const double guess = crossing(before_bad, value_before_bad, bad, value_bad) * kOvershoot;
+      if (guess > static_cast<double>(bad) + 1.0 && guess < static_cast<double>(gallop)) {
+        probe = static_cast<size_t>(guess);
+      }
+    }
+    if (done(probe, &value)) {
       good = probe;
-      sigma_good = sigma;
+      value_good = value;
       break;
     }
+    before_bad = bad;
+    value_before_bad = value_bad;
     bad = probe;
-    sigma_bad = sigma;
+    value_bad = value;
+    if (probe == gallop) {
+      step *= 2;
+      shortcut_tried = false;
+    }
   }
   bool interpolate = true;
   while (good - bad > 1) {
     const size_t width = good - bad;
     size_t mid = bad + width / 2;
-    if (interpolate && sigma_good > 0.0 && sigma_bad > lambda && lambda > 0.0) {
-      // log sigma linear in log(k + 1) between the ends.
-      const double x0 = LogF64(static_cast<double>(bad + 1));
-      const double x1 = LogF64(static_cast<double>(good + 1));
-      const double y0 = LogF64(sigma_bad), y1 = LogF64(sigma_good);
-      const double t = (y0 - LogF64(lambda)) / (y0 - y1);
-      const double guess = ExpFullF64(x0 + t * (x1 - x0)) - 1.0;
+    if (interpolate && value_bad > lambda) {
+      const double guess = crossing(bad, value_bad, good, value_good);
       if (guess > static_cast<double>(bad) && guess < static_cast<double>(good)) {
         // Round towards the nearer end's side of the crossing, inside (bad, good).
         mid = std::min(good - 1, std::max(bad + 1, static_cast<size_t>(guess)));
       }
     }
-    if (done(mid, &sigma)) {
+    if (done(mid, &value)) {
       good = mid;
-      sigma_good = sigma;
+      value_good = value;
     } else {
       bad = mid;
-      sigma_bad = sigma;
+      value_bad = value;
     }
     interpolate = !interpolate || 2 * (good - bad) <= width;
-  }
-  return good;
-}
-
-// Smallest k in [k_lo, k_hi] with tau_k <= lambda, where k >= npos (all the
-// positive mass kept) counts as satisfied and k_hi is returned if none is.
-// tau is nonincreasing in k (discrete convexity, spec 5.2), so the predicate
-// is monotone: gallop k_lo, k_lo+1, k_lo+3, k_lo+7, ... (k = 1, 2, 4, 8, ...
-// from k_lo = 1), then bisect inside the last interval. The furthest probe is
-// below 2k*, so at most 2k* sorted probabilities are ever requested.
-size_t AdaptiveK(PerK& per_k, double lambda, size_t k_lo, size_t k_hi);
-
-// Smallest k >= k_lo with done(k), for a monotone predicate done (false ...
-// false true ... true, true at k_hi): gallop k_lo, k_lo+1, k_lo+3, k_lo+7,
-// ..., then bisect inside the last interval. The furthest probe is below
-// 2 k*, so at most 2 k* sorted probabilities are ever requested.
-template <class Done>
-size_t FirstDone(const Done& done, size_t k_lo, size_t k_hi) {
-  if (done(k_lo)) return k_lo;
-  size_t bad = k_lo;  // done(bad) is false
-  size_t good = k_hi;
-  for (size_t step = 1;; step *= 2) {
-    const size_t probe = k_hi - k_lo > 2 * step - 1 ? k_lo + 2 * step - 1 : k_hi;
-    if (done(probe)) {
-      good = probe;
-      break;
-    }
-    bad = probe;
-  }
-  while (good - bad > 1) {
-    const size_t mid = bad + (good - bad) / 2;
-    if (done(mid)) {
-      good = mid;
-    } else {
-      bad = mid;
-    }
   }
   return good;
 }
@@ -368,10 +363,13 @@ size_t AdaptiveK(PerK& per_k, double lambda, size_t k_lo, size_t k_hi) {
     return k >= k_hi || !(per_k.Next(k) > 0.0);
   };
   auto done = [&](size_t k) { return stop(k) || per_k.Tau(k) <= lambda; };
-  if (!per_k.General()) return FirstDone(done, k_lo, k_hi);
+  if (!per_k.General()) {
+    return FirstBelow([&](size_t k) { return per_k.Tau(k); }, stop, lambda, k_lo, k_hi);
+  }
 
   constexpr double kSlack = 1e-9;  // relative: far above the rounding of sigma
-  const size_t j = FirstSigmaDone(per_k, stop, lambda, k_lo, k_hi);
+  const size_t j =
+      FirstBelow([&](size_t k) { return per_k.Sigma(k + 1); }, stop, lambda, k_lo, k_hi);
   size_t k;
   if (done(j)) {
     k = j;
@@ -430,8 +428,7 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
   EnsureSize(ws.q, k);
   EnsureSize(ws.scratch, k);
   const double* p = probs.Prefix(k);
-  double kept = 0.0;
-  for (size_t i = 0; i < k; ++i) kept += p[i];
+  const double kept = SupportMass(p, k);  // the same bits as Renormalise's
   const double in_support = Renormalise(params.divergence, params.alpha, p, k,
                                         ws.q.data(), ws.scratch.data(), &hint);
   ws.q.resize(k);  // shrinking keeps the capacity

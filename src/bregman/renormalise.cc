@@ -10,6 +10,7 @@
 #include "bregman/bregman.h"
 #include "bregman/closed_forms.h"
 #include "kernels/det_math.h"
+#include "kernels/support_map.h"
 
 namespace bd {
 
@@ -28,8 +29,7 @@ double Renormalise(BregmanDivergence divergence, double alpha, const double* p,
   if (nu != nullptr) nu->value = 0.0;
   if (k == 0) return 0.0;
   const bool primal = divergence == BregmanDivergence::kPrimal;
-  double kept = 0.0;
-  for (size_t i = 0; i < k; ++i) kept += p[i];
+  const double kept = SupportMass(p, k);  // order-fixed SIMD lanes
 
   // KL: proportional in both directions. The dual with alpha < 1 is outside
   // the contract (ValidateBregmanParams rejects it); it is routed here only so

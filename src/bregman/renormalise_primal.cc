@@ -91,18 +91,30 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   // treated as the zero-probability token it effectively is, instead of
   // overflowing.
   const double* pre = hint != nullptr ? hint->powers : nullptr;
+  // The algebraic forms run as float64 SIMD passes (kernels/support_map.h);
+  // they need no count of the gaining tokens.
+  SupportMap vector_map;
+  const bool vectorised = FindSupportMap(true, alpha, &vector_map);
   double min_pow_b = HUGE_VAL;
   size_t gaining = 0;  // tokens with p^b == 0 (alpha > 1): they get (b nu)^{1/b}
-  for (size_t i = 0; i < k; ++i) {
-    const double pb = pre != nullptr ? pre[i] : PrimalPower(p[i], b);
-    if (pre == nullptr) scratch[i] = pb;
-    if (pb == 0.0) ++gaining;
-    min_pow_b = std::min(min_pow_b, pb);
+  if (pre == nullptr || !vectorised) {
+    for (size_t i = 0; i < k; ++i) {
+      const double pb = pre != nullptr ? pre[i] : PrimalPower(p[i], b);
+      if (pre == nullptr) scratch[i] = pb;
+      if (pb == 0.0) ++gaining;
+      min_pow_b = std::min(min_pow_b, pb);
+    }
+  } else if (b < 0.0) {
+    min_pow_b = SupportMin(pre, k);
   }
   const double* pow_b = pre != nullptr ? pre : scratch;
   // F'(0) over the positive p: sum p_i^{2-alpha} (only for a start without
-  // hint bounds: one division per coordinate).
+  // hint bounds: one division per coordinate). The inverse and power forms'
+  // slope at nu = 0 is that sum.
   auto slope_at_zero = [&] {
+    if (vectorised && vector_map != SupportMap::kPrimalRoot) {
+      return SumSupportMap(vector_map, p, pow_b, k, 0.0).slope;
+    }
     double sum = 0.0;
     for (size_t i = 0; i < k; ++i) {
       if (p[i] > 0.0 && pow_b[i] > 0.0) sum += p[i] / pow_b[i];
@@ -117,9 +129,6 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
                       : min_pow_b / (-b);
 
   const RatioMap ratio_minus_one(b);
-  // The algebraic forms run as one float64 SIMD pass (kernels/support_map.h).
-  SupportMap vector_map;
-  const bool vectorised = FindSupportMap(true, alpha, &vector_map);
   auto eval = [&](double nu, double* f, double* df) {
     double sum = -rem;
     double slope = 0.0;

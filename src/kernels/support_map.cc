@@ -215,6 +215,14 @@ double ApplySupportMapImpl(SupportMap map, const double* p, const double* a, siz
   });
 }
 
+double SupportMassImpl(const double* p, size_t k) {
+  double total;
+  SumF64Lanes<1>(
+      k, [&](auto ops, size_t i, auto* t) HWY_ATTR { t[0] = decltype(ops)::Load(p + i); },
+      &total);
+  return total;
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace bd
 HWY_AFTER_NAMESPACE();
@@ -223,6 +231,23 @@ HWY_AFTER_NAMESPACE();
 namespace bd {
 HWY_EXPORT(SumSupportMapImpl);
 HWY_EXPORT(ApplySupportMapImpl);
+HWY_EXPORT(SupportMassImpl);
+
+double SupportMass(const double* p, size_t k) {
+  return HWY_DYNAMIC_DISPATCH(SupportMassImpl)(p, k);
+}
+
+double SupportMin(const double* a, size_t k) {
+  // Four independent minima (min is exact, so any grouping gives the same).
+  double m[4] = {HUGE_VAL, HUGE_VAL, HUGE_VAL, HUGE_VAL};
+  size_t i = 0;
+  for (; i + 4 <= k; i += 4) {
+    for (size_t j = 0; j < 4; ++j) m[j] = a[i + j] < m[j] ? a[i + j] : m[j];
+  }
+  for (; i < k; ++i) m[0] = a[i] < m[0] ? a[i] : m[0];
+  const double m01 = m[0] < m[1] ? m[0] : m[1], m23 = m[2] < m[3] ? m[2] : m[3];
+  return m01 < m23 ? m01 : m23;
+}
 
 bool FindSupportMap(bool primal, double alpha, SupportMap* map) {
   if (!primal) {

@@ -46,4 +46,9 @@ SupportMapSums SumSupportMap(SupportMap map, const double* p, const double* a, s
 double ApplySupportMap(SupportMap map, const double* p, const double* a, size_t k,
                        double shift, double* q);
 
+// sum_i p_i over [0, k) in the same order-fixed lanes (the kept mass of a
+// support), and min_i a_i (exact in any order).
+double SupportMass(const double* p, size_t k);
+double SupportMin(const double* a, size_t k);
+
 }  // namespace bd
