@@ -432,4 +432,17 @@ TEST_CASE("SortKeysDescending equals std::sort descending (radix and comparison 
     bd::SortKeysDescending(keys.data(), n, scratch.data());
     CHECK(keys == want);
   }
+  // Every digit of the high half in play: random logit bits, wide and narrow.
+  for (uint32_t spread : {0xFFFFFFFFu, 0x003FFFFFu}) {
+    const size_t n = 100003;
+    std::vector<uint64_t> keys(n), scratch(n);
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t hi = 0x40000000u + static_cast<uint32_t>(rng() & spread);
+      keys[i] = (static_cast<uint64_t>(hi) << 32) | (0xFFFFFFFFu - static_cast<uint32_t>(i));
+    }
+    std::vector<uint64_t> want = keys;
+    std::sort(want.begin(), want.end(), std::greater<uint64_t>());
+    bd::SortKeysDescending(keys.data(), n, scratch.data());
+    CHECK(keys == want);
+  }
 }
