@@ -70,7 +70,7 @@ ChainOutcome RunStages(Candidates& c, const DecodeOptions& o, bool greedy,
         }
         break;
       case StageId::kBregman:
-        if (!greedy && o.bregman_enabled) out.objective = ApplyBregman(c, o.bregman, ws);
+        if (!greedy && o.bregman_enabled) out.objective = ApplyBregman(c, o.bregman, ws, ctx.want_objective);
         break;
       case StageId::kCount: break;
     }

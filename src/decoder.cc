@@ -126,7 +126,8 @@ StatusCode Decoder::Validate(const DecodeOptions& o) {
   return StatusCode::kOk;
 }
 
-StatusCode Decoder::RunChain(const float* logits, size_t vocab, const DecodeOptions& o,
+StatusCode Decoder::RunChain(bool want_objective, const float* logits, size_t vocab,
+                             const DecodeOptions& o,
                              const SamplerState* state, uint64_t step, Candidates& c) {
   error_[0] = '\0';
   objective_ = NAN;
@@ -188,6 +189,7 @@ StatusCode Decoder::RunChain(const float* logits, size_t vocab, const DecodeOpti
   ctx.history_len = state ? state->history_len() : o.history_len;
   ctx.seed = o.seed;
   ctx.step = step;
+  ctx.want_objective = want_objective;
   const ChainOutcome outcome =
       RunStages(c, o, greedy, state ? &state->mirostat() : nullptr, ws_, ctx);
   objective_ = outcome.objective;
@@ -227,8 +229,10 @@ StatusCode Decoder::Decode(const float* logits, size_t vocab, const DecodeOption
                            const SamplerState* state) {
   Candidates c;
   const uint64_t step = state ? state->step() : o.step;
-  if (const StatusCode s = RunChain(logits, vocab, o, state, step, c); s != StatusCode::kOk)
+  if (const StatusCode s = RunChain(true, logits, vocab, o, state, step, c);
+      s != StatusCode::kOk) {
     return s;
+  }
   if (greedy_token_ >= 0) {
     k_ = 1;
     ws_.out_ids[0] = greedy_token_;
@@ -263,8 +267,10 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
                            SamplerState* state) {
   Candidates c;
   const uint64_t step = state ? state->step() : o.step;
-  if (const StatusCode s = RunChain(logits, vocab, o, state, step, c); s != StatusCode::kOk)
+  if (const StatusCode s = RunChain(false, logits, vocab, o, state, step, c);
+      s != StatusCode::kOk) {
     return s;
+  }
   double p_token = 1.0;
   if (greedy_token_ >= 0) {
     k_ = 1;

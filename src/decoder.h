@@ -48,7 +48,8 @@ class Decoder {
   size_t top_count() const { return top_count_; }
   const int32_t* top_ids() const { return ws_.top_ids.data(); }
   const float* top_logprobs() const { return ws_.top_logprobs.data(); }
-  // Bregman objective D(k) + lambda k of the last call (NaN without Bregman).
+  // Bregman objective D(k) + lambda k of the last Decode (NaN without
+  // Bregman, and after Sample, which skips the pass that prices the tail).
   double objective() const { return objective_; }
 
   // Bytes held by the workspace (for the flat-heap tests).
@@ -62,8 +63,8 @@ class Decoder {
   StatusCode ValidateForRow(const DecodeOptions& o, size_t vocab, const SamplerState* state);
   // Checks the row, copies it in and runs every stage; leaves the survivors
   // in c (for greedy: the chosen token in greedy_token_).
-  StatusCode RunChain(const float* logits, size_t vocab, const DecodeOptions& o,
-                      const SamplerState* state, uint64_t step, Candidates& c);
+  StatusCode RunChain(bool want_objective, const float* logits, size_t vocab,
+                      const DecodeOptions& o, const SamplerState* state, uint64_t step, Candidates& c);
   void ListProbs(Candidates& c);
   // Writes the survivors to ids()/probs() (k() = their count), sorted most
   // probable first unless !sorted (then in the list's own order).

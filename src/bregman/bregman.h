@@ -81,9 +81,11 @@ struct BregmanWorkspace {
 };
 
 // Decodes one distribution. q (k values, aligned with the sorted prefix,
-// summing to 1) is left in ws.q. Parameters must be valid.
+// summing to 1) is left in ws.q. Parameters must be valid. Without
+// want_objective, result.objective is NaN and the tail's pass is skipped
+// (k and q do not depend on it).
 BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
-                            BregmanWorkspace& ws);
+                            BregmanWorkspace& ws, bool want_objective = true);
 
 // Building blocks, exposed for tests and for the documentation scripts.
 // Renormalises the kept p[0..k) (descending, sum <= 1; a sum that rounds

@@ -405,7 +405,7 @@ double TailCost(const BregmanParams& params, SortedProbs& probs, size_t k,
 }  // namespace
 
 BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
-                            BregmanWorkspace& ws) {
+                            BregmanWorkspace& ws, bool want_objective) {
   BregmanResult result;
   const size_t n = probs.Size();
   if (n == 0) {
@@ -433,6 +433,10 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
                                         ws.q.data(), ws.scratch.data(), &hint);
   ws.q.resize(k);  // shrinking keeps the capacity
   result.k = k;
+  if (!want_objective) {
+    result.objective = NAN;
+    return result;
+  }
   result.objective = in_support + TailCost(params, probs, k, kept);
   if (adaptive) result.objective += params.lambda * static_cast<double>(k);
   return result;

@@ -56,9 +56,10 @@ class CandidateProbs final : public SortedProbs {
 
 }  // namespace
 
-double ApplyBregman(Candidates& c, const BregmanParams& params, Workspace& ws) {
+double ApplyBregman(Candidates& c, const BregmanParams& params, Workspace& ws,
+                    bool want_objective) {
   CandidateProbs probs(c, ws);
-  const BregmanResult r = DecodeBregman(params, probs, ws.bregman);
+  const BregmanResult r = DecodeBregman(params, probs, ws.bregman, want_objective);
   EnsureSorted(c, r.k, ws);
   TruncateToSorted(c, r.k);
   for (size_t i = 0; i < r.k; ++i) {

@@ -41,6 +41,9 @@ struct StageContext {
   size_t history_len = 0;
   uint64_t seed = 0;  // the step's random stream (stochastic stages derive
   uint64_t step = 0;  // their own uniforms from it, salted by stage)
+  // Whether the caller reports the Bregman objective (decode does; a sample
+  // does not, and skips the pass over the row that prices the dropped tail).
+  bool want_objective = true;
 };
 
 }  // namespace bd

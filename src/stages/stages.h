@@ -47,6 +47,7 @@ void ApplyTemperature(Candidates& c, float t);
 
 // Sparse Bregman decoding of p = softmax(candidate logits). Leaves the
 // renormalised q in c.probs (probs_valid) and returns the objective.
-double ApplyBregman(Candidates& c, const BregmanParams& params, Workspace& ws);
+double ApplyBregman(Candidates& c, const BregmanParams& params, Workspace& ws,
+                    bool want_objective = true);
 
 }  // namespace bd
