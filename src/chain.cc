@@ -70,7 +70,9 @@ ChainOutcome RunStages(Candidates& c, const DecodeOptions& o, bool greedy,
         }
         break;
       case StageId::kBregman:
-        if (!greedy && o.bregman_enabled) out.objective = ApplyBregman(c, o.bregman, ws, ctx.want_objective);
+        if (!greedy && o.bregman_enabled) {
+          out.objective = ApplyBregman(c, o.bregman, ws, ctx.want_objective);
+        }
         break;
       case StageId::kCount: break;
     }

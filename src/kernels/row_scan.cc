@@ -22,7 +22,7 @@ RowScan ScanRowImpl(const float* HWY_RESTRICT row, size_t n, float* HWY_RESTRICT
   const size_t N = hn::Lanes(d);
   const float kNegInf = -std::numeric_limits<float>::infinity();
   const auto vlow = hn::Set(d, -FLT_MAX);
-  auto nan_mask = hn::FirstN(d, 0);  // all-false (no MaskFalse in Highway 1.0.3)
+  auto numbers = hn::FirstN(d, N);  // all-true: no NaN seen in any lane yet
   // Finite count per lane: subtracting a mask vector (-1 where set) adds 1.
   auto finite = hn::Zero(di);
   float m = kNegInf;
@@ -33,11 +33,31 @@ RowScan ScanRowImpl(const float* HWY_RESTRICT row, size_t n, float* HWY_RESTRICT
     // Start at -inf (not Highway's -FLT_MAX) so an all -inf block reports -inf.
     auto vmax = hn::Set(d, kNegInf);
     size_t i = b;
+    // Four vectors per step with their own maxima (the max chain is the
+    // loop's only dependency). Max(v, m) ignores a NaN v on every target
+    // (Highway matches x86: Max(NaN, x) is x); the NaNs are noted apart.
+    auto vmax1 = vmax, vmax2 = vmax, vmax3 = vmax;
+    for (; i + 4 * N <= end; i += 4 * N) {
+      const auto v0 = hn::LoadU(d, row + i), v1 = hn::LoadU(d, row + i + N);
+      const auto v2 = hn::LoadU(d, row + i + 2 * N), v3 = hn::LoadU(d, row + i + 3 * N);
+      // (Eq, not Ne: Highway's AVX-512 Ne is an ordered compare, false for NaN.)
+      numbers = hn::And(numbers, hn::And(hn::And(hn::Eq(v0, v0), hn::Eq(v1, v1)),
+                                         hn::And(hn::Eq(v2, v2), hn::Eq(v3, v3))));
+      vmax = hn::Max(v0, vmax);
+      vmax1 = hn::Max(v1, vmax1);
+      vmax2 = hn::Max(v2, vmax2);
+      vmax3 = hn::Max(v3, vmax3);
+      const auto f01 = hn::Add(hn::VecFromMask(di, hn::RebindMask(di, hn::Ge(v0, vlow))),
+                               hn::VecFromMask(di, hn::RebindMask(di, hn::Ge(v1, vlow))));
+      const auto f23 = hn::Add(hn::VecFromMask(di, hn::RebindMask(di, hn::Ge(v2, vlow))),
+                               hn::VecFromMask(di, hn::RebindMask(di, hn::Ge(v3, vlow))));
+      finite = hn::Sub(finite, hn::Add(f01, f23));
+    }
+    vmax = hn::Max(hn::Max(vmax, vmax1), hn::Max(vmax2, vmax3));
     for (; i + N <= end; i += N) {
       const auto v = hn::LoadU(d, row + i);
-      const auto is_num = hn::Eq(v, v);
-      nan_mask = hn::Or(nan_mask, hn::Not(is_num));
-      vmax = hn::IfThenElse(is_num, hn::Max(vmax, v), vmax);
+      numbers = hn::And(numbers, hn::Eq(v, v));
+      vmax = hn::Max(v, vmax);
       finite = hn::Sub(finite, hn::VecFromMask(di, hn::RebindMask(di, hn::Ge(v, vlow))));
     }
     float bm = hn::GetLane(hn::MaxOfLanes(d, vmax));
@@ -57,7 +77,7 @@ RowScan ScanRowImpl(const float* HWY_RESTRICT row, size_t n, float* HWY_RESTRICT
   hn::Store(finite, di, counts);
   size_t total = n_scalar_finite;
   for (size_t l = 0; l < N; ++l) total += static_cast<uint32_t>(counts[l]);
-  return RowScan{m, scalar_nan || !hn::AllFalse(d, nan_mask), total};
+  return RowScan{m, scalar_nan || !hn::AllTrue(d, numbers), total};
 }
 
 size_t FindFirstEqualImpl(const float* HWY_RESTRICT row, size_t n, float max,
