@@ -266,8 +266,9 @@ class PerK {
 //   prefix it needs, would cost up to twice the answer's; the shortcut
 //   usually lands just past k*. If it falls short, the gallop goes on.
 // - inside the final interval, the crossing interpolated between the ends,
-//   with a bisection step whenever an interpolation step failed to halve the
-//   interval, so the probe count is never above twice the bisection's.
+//   probed just to one side of it (see below), with a bisection step after
+//   two interpolation steps in a row failed to halve the interval, so the
+//   probe count stays within a few times the bisection's.
 template <class Measure, class Stop>
 size_t FirstBelow(const Measure& measure, const Stop& stop, double lambda, size_t k_lo,
                   size_t k_hi) {
@@ -321,25 +322,35 @@ size_t FirstBelow(const Measure& measure, const Stop& stop, double lambda, size_
       shortcut_tried = false;
     }
   }
-  bool interpolate = true;
+  // The interpolated crossing is accurate to a few supports, but probing it
+  // lands on one side only and the far end would stay put: probe a little
+  // to the near side of it instead, alternating (just below after a good
+  // probe, just above after a bad one), so both ends close in.
+  bool last_good = true;
+  int slow_steps = 0;  // consecutive interpolation steps that did not halve the interval
   while (good - bad > 1) {
     const size_t width = good - bad;
     size_t mid = bad + width / 2;
-    if (interpolate && value_bad > lambda) {
+    bool interpolated = false;
+    if (slow_steps < 2 && value_bad > lambda) {
       const double guess = crossing(bad, value_bad, good, value_good);
       if (guess > static_cast<double>(bad) && guess < static_cast<double>(good)) {
-        // Round towards the nearer end's side of the crossing, inside (bad, good).
-        mid = std::min(good - 1, std::max(bad + 1, static_cast<size_t>(guess)));
+        const double margin = std::max(1.0, static_cast<double>(width) / 1024.0);
+        const double target = last_good ? guess - margin : guess + margin;
+        const size_t at = target > static_cast<double>(bad) ? static_cast<size_t>(target) : bad;
+        mid = std::min(good - 1, std::max(bad + 1, at));
+        interpolated = true;
       }
     }
-    if (done(mid, &value)) {
+    last_good = done(mid, &value);
+    if (last_good) {
       good = mid;
       value_good = value;
     } else {
       bad = mid;
       value_bad = value;
     }
-    interpolate = !interpolate || 2 * (good - bad) <= width;
+    slow_steps = interpolated && 2 * (good - bad) > width ? slow_steps + 1 : 0;
   }
   return good;
 }

@@ -100,11 +100,8 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   const double b = alpha - 1.0;
   // p^{2-alpha} (0 for p = 0): the caller's when it has them.
   const double* pre = hint != nullptr ? hint->powers : nullptr;
-  double slope_at_zero = 0.0;
-  for (size_t i = 0; i < k; ++i) {
-    const double pw = pre != nullptr ? pre[i] : DualPower(p[i], alpha);
-    if (pre == nullptr) scratch[i] = pw;
-    slope_at_zero += pw;
+  if (pre == nullptr) {
+    for (size_t i = 0; i < k; ++i) scratch[i] = DualPower(p[i], alpha);
   }
   const double* p_pow = pre != nullptr ? pre : scratch;
 
@@ -146,7 +143,13 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   // Without a hint, start from the first-order guess rem / F'(0).
   double nu0 = 0.0, hi = 1.0;
   double lo = 0.0;
-  StartFrom(hint, [&] { return slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0; }, &nu0, &lo, &hi);
+  StartFrom(hint,
+            [&] {
+              // F'(0) = sum p^{2-alpha}: only for a start without hint bounds.
+              const double slope_at_zero = SupportMass(p_pow, k);
+              return slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0;
+            },
+            &nu0, &lo, &hi);
   const double nu = SafeguardedNewton(eval, lo, hi, nu0);
   if (hint != nullptr) hint->value = nu;
 
