@@ -83,6 +83,7 @@ struct DoubleOps {
   static V Add(V a, V b) { return a + b; }
   static V Sub(V a, V b) { return a - b; }
   static V Mul(V a, V b) { return a * b; }
+  static V Div(V a, V b) { return a / b; }
 };
 
 // Exact sum for |a| >= |b| (or a == 0): a + b = s + e.
@@ -108,25 +109,6 @@ inline double SplitExponent(double x, int* k) {
   return m;
 }
 
-// ln(1 + f) = 2 atanh(s), s = f / (2 + f), as f - (f^2/2 - s (f^2/2 + R)),
-// R = sum_{n>=1} 2 s^(2n) / (2n + 1) (fdlibm's arrangement: the rounding
-// errors fall on the small terms). |s| <= 0.1716, s^2 <= 0.0295: eleven terms
-// leave a truncation error below 2^-60 relative.
-struct Log1pParts {
-  double f, hfsq, tail;  // ln(1 + f) = f - (hfsq - tail)
-};
-inline Log1pParts Log1pReduced(double f) {
-  const double s = f / (2.0 + f);
-  const double z = s * s;
-  double r = 2.0 / 23.0;
-  const double coef[] = {2.0 / 21.0, 2.0 / 19.0, 2.0 / 17.0, 2.0 / 15.0, 2.0 / 13.0,
-                         2.0 / 11.0, 2.0 / 9.0,  2.0 / 7.0,  2.0 / 5.0,  2.0 / 3.0};
-  for (double c : coef) r = r * z + c;
-  r *= z;
-  const double hfsq = 0.5 * f * f;
-  return {f, hfsq, s * (hfsq + r)};
-}
-
 // ln2 split so that k * kLn2Hi is exact for |k| < 2^21.
 constexpr double kLn2Hi = 0x1.62e42fee00000p-1;
 constexpr double kLn2Lo = 0x1.a39ef35793c76p-33;
@@ -144,6 +126,16 @@ constexpr double kLog2eTail = 0x1.777d0ffda0d24p-56;
 // Exact product a * b = p + e (TwoProdT above).
 inline void TwoProd(double a, double b, double* p, double* e) {
   TwoProdT<DoubleOps>(a, b, p, e);
+}
+
+// ln(1 + f) = f - (hfsq - tail) (Log1pReducedT above).
+struct Log1pParts {
+  double f, hfsq, tail;
+};
+inline Log1pParts Log1pReduced(double f) {
+  Log1pParts l{f, 0.0, 0.0};
+  Log1pReducedT<DoubleOps>(f, &l.hfsq, &l.tail);
+  return l;
 }
 
 // log2 m for m in [sqrt(2)/2, sqrt(2)) as two doubles hi + lo: f - f^2/2
@@ -190,9 +182,7 @@ inline double LogF64(double x) {
   if (LogSpecial(x, &special)) return special;
   int k;
   const double m = SplitExponent(x, &k);
-  const Log1pParts l = Log1pReduced(m - 1.0);  // m - 1 exact (Sterbenz)
-  const double dk = k;
-  return dk * kLn2Hi - ((l.hfsq - (l.tail + dk * kLn2Lo)) - l.f);
+  return LogFromSplitT<DoubleOps>(m, static_cast<double>(k));
 }
 
 inline double Log2F64(double x) {

@@ -1,5 +1,5 @@
 // The det_math formulas that run on one double and on SIMD vectors alike,
-// written once over an Ops type (static Set/Add/Sub/Mul on Ops::V), so one
+// written once over an Ops type (static Set/Add/Sub/Mul/Div on Ops::V), so one
 // element gives the same bits either way: det_math.h includes this file in
 // namespace bd::det_math (Ops = DoubleOps), and the float64 kernels include
 // it again per Highway target (Ops = F64, kernels/f64_vec-inl.h), like
@@ -65,4 +65,35 @@ BD_DET_INLINE V ExpSplitT(V x, V* n) {
   *n = Ops::Sub(Ops::Add(s, shifter), shifter);
   const V r = Ops::Add(Ops::Sub(s, *n), s_lo);  // s - n exact
   return Exp2FractionT<Ops>(r);
+}
+
+// ln(1 + f) = 2 atanh(s), s = f / (2 + f), as f - (f^2/2 - s (f^2/2 + R)),
+// R = sum_{n>=1} 2 s^(2n) / (2n + 1) (fdlibm's arrangement: the rounding
+// errors fall on the small terms). |s| <= 0.1716, s^2 <= 0.0295: eleven terms
+// leave a truncation error below 2^-60 relative. Writes hfsq = f^2/2 and the
+// tail s (hfsq + R): ln(1 + f) = f - (hfsq - tail).
+template <class Ops, class V>
+BD_DET_INLINE void Log1pReducedT(V f, V* hfsq, V* tail) {
+  const V s = Ops::Div(f, Ops::Add(Ops::Set(2.0), f));
+  const V z = Ops::Mul(s, s);
+  V r = Ops::Set(2.0 / 23.0);
+  constexpr double kCoef[] = {2.0 / 21.0, 2.0 / 19.0, 2.0 / 17.0, 2.0 / 15.0, 2.0 / 13.0,
+                              2.0 / 11.0, 2.0 / 9.0,  2.0 / 7.0,  2.0 / 5.0,  2.0 / 3.0};
+  for (double c : kCoef) r = Ops::Add(Ops::Mul(r, z), Ops::Set(c));
+  r = Ops::Mul(r, z);
+  *hfsq = Ops::Mul(Ops::Mul(Ops::Set(0.5), f), f);
+  *tail = Ops::Mul(s, Ops::Add(*hfsq, r));
+}
+
+// ln x for x = 2^k m, m in [sqrt(2)/2, sqrt(2)) (k given as a double):
+// k ln2 with ln2 split so that k * kLn2Hi is exact, plus ln(1 + (m - 1))
+// (m - 1 exact by Sterbenz).
+template <class Ops, class V>
+BD_DET_INLINE V LogFromSplitT(V m, V k) {
+  const V f = Ops::Sub(m, Ops::Set(1.0));
+  V hfsq, tail;
+  Log1pReducedT<Ops>(f, &hfsq, &tail);
+  const V lo = Ops::Add(tail, Ops::Mul(k, Ops::Set(::bd::det_math::kLn2Lo)));
+  return Ops::Sub(Ops::Mul(k, Ops::Set(::bd::det_math::kLn2Hi)),
+                  Ops::Sub(Ops::Sub(hfsq, lo), f));
 }

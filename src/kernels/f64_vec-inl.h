@@ -54,6 +54,19 @@ struct F64 {
   static HWY_INLINE V WherePositive(V p, V v) {
     return {wasm_v128_and(v.raw, wasm_f64x2_gt(p.raw, wasm_f64x2_splat(0.0)))};
   }
+  // x = 2^k m, m in [sqrt(2)/2, sqrt(2)), for normal x > 0 (det_math's
+  // SplitExponent there); k as a double: the biased exponent e in the low
+  // bits of 2^52 + e, minus 2^52 + 1023.
+  static HWY_INLINE V SplitNormal(V x, V* k) {
+    const v128_t e = wasm_u64x2_shr(x.raw, 52);
+    const V kd = Sub({wasm_v128_or(e, wasm_i64x2_splat(0x4330000000000000ll))},
+                     Set(0x1p52 + 1023.0));
+    const V m = {wasm_v128_or(wasm_v128_and(x.raw, wasm_i64x2_splat(0x000fffffffffffffll)),
+                              wasm_i64x2_splat(0x3ff0000000000000ll))};
+    const v128_t big = wasm_f64x2_gt(m.raw, wasm_f64x2_splat(1.4142135623730951));
+    *k = {wasm_v128_bitselect(Add(kd, Set(1.0)).raw, kd.raw, big)};
+    return {wasm_v128_bitselect(Mul(m, Set(0.5)).raw, m.raw, big)};
+  }
 };
 #else
 struct F64 {
@@ -78,6 +91,19 @@ struct F64 {
   static HWY_INLINE V WherePositive(V p, V v) {
     namespace hn = hwy::HWY_NAMESPACE;
     return hn::IfThenElseZero(hn::Gt(p, hn::Zero(D())), v);
+  }
+  static HWY_INLINE V SplitNormal(V x, V* k) {
+    namespace hn = hwy::HWY_NAMESPACE;
+    const hn::RebindToUnsigned<D> du;
+    const auto bits = hn::BitCast(du, x);
+    const auto e = hn::ShiftRight<52>(bits);
+    const V kd = hn::Sub(hn::BitCast(D(), hn::Or(e, hn::Set(du, 0x4330000000000000ull))),
+                         hn::Set(D(), 0x1p52 + 1023.0));
+    const V m = hn::BitCast(D(), hn::Or(hn::And(bits, hn::Set(du, 0x000fffffffffffffull)),
+                                        hn::Set(du, 0x3ff0000000000000ull)));
+    const auto big = hn::Gt(m, hn::Set(D(), 1.4142135623730951));
+    *k = hn::IfThenElse(big, hn::Add(kd, hn::Set(D(), 1.0)), kd);
+    return hn::IfThenElse(big, hn::Mul(m, hn::Set(D(), 0.5)), m);
   }
 };
 #endif

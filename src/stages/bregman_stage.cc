@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "kernels/det_math.h"
+#include "kernels/log_f64.h"
 #include "kernels/scaled_exp.h"
 #include "kernels/softmax.h"
 #include "stages/stages.h"
@@ -62,11 +63,9 @@ double ApplyBregman(Candidates& c, const BregmanParams& params, Workspace& ws,
   const BregmanResult r = DecodeBregman(params, probs, ws.bregman, want_objective);
   EnsureSorted(c, r.k, ws);
   TruncateToSorted(c, r.k);
-  for (size_t i = 0; i < r.k; ++i) {
-    ws.probs[i] = ws.bregman.q[i];
-    // Keep the logits consistent with q for any stage that runs later.
-    c.logits[i] = static_cast<float>(LogF64(ws.bregman.q[i]));
-  }
+  std::copy(ws.bregman.q.begin(), ws.bregman.q.begin() + r.k, ws.probs.begin());
+  // Keep the logits consistent with q for any stage that runs later.
+  LogF64ToFloat(ws.bregman.q.data(), r.k, c.logits);
   c.probs = ws.probs.data();
   c.probs_valid = true;
   c.temperature = 1.0;  // the logits are now log q itself

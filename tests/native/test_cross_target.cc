@@ -25,6 +25,7 @@
 #include "kernels/softmax.h"
 #include "kernels/support_map.h"
 #include "kernels/scaled_exp.h"
+#include "kernels/log_f64.h"
 #include "kernels/det_math.h"
 #include "bregman/renormalise.h"
 #include "kernels/target_name.h"
@@ -348,6 +349,32 @@ TEST_CASE("every target: ScaledExpF64 gives ExpFullF64's bits element by element
     }
   });
   MESSAGE(checked << " values checked");
+  CHECK(mismatches == 0);
+}
+
+TEST_CASE("every target: LogF64ToFloat gives (float) LogF64 element by element") {
+  // Probabilities over many binades, with the special cases among them (0,
+  // denormals, 1, inf, NaN) so that vectors take both paths.
+  std::vector<double> x(5003);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const uint64_t h = bd::Mix64(i + 99);
+    const double mant = 1.0 + static_cast<double>(h >> 12) * 0x1p-52;
+    x[i] = std::ldexp(mant, -static_cast<int>(h % 1070));
+  }
+  const double specials[] = {0.0, 0x1p-1074, 0x1.8p-1030, 1.0, HUGE_VAL, NAN, 0x1p-1022, 0.5,
+                             1.4142135623730951, 1.4142135623730954, 0.7071067811865476};
+  for (size_t j = 0; j < sizeof(specials) / sizeof(specials[0]); ++j) x[13 * j + 1] = specials[j];
+  std::vector<float> out(x.size());
+  size_t mismatches = 0;
+  ForEachTarget([&] {
+    for (size_t n : {x.size(), size_t{1}, size_t{9}}) {
+      bd::LogF64ToFloat(x.data(), n, out.data());
+      for (size_t i = 0; i < n; ++i) {
+        const float want = static_cast<float>(bd::LogF64(x[i]));
+        mismatches += std::memcmp(&want, &out[i], sizeof(float)) != 0;
+      }
+    }
+  });
   CHECK(mismatches == 0);
 }
 
