@@ -14,49 +14,49 @@ namespace bd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// out[i] = min(floor((max - v[i]) * inv_width), kMassBuckets - 1): the very
-// float operations of the scalar rule (no contraction; x >= 0, and -inf gives
-// +inf, which the min clamps), so the same bucket on every target.
-void BucketIndicesImpl(const float* HWY_RESTRICT v, size_t n, float max, float inv_width,
-                       uint32_t* HWY_RESTRICT out) {
+// out[i] = min(floor(coord(v[i])), kMassBuckets - 1) for a bucket coordinate
+// coord >= 0 (vector_coord on vectors, scalar_coord on the tail): the very
+// float operations of the scalar rule (no contraction; -inf gives +inf,
+// which the min clamps), so the same bucket on every target.
+template <class VectorCoord, class ScalarCoord>
+HWY_INLINE void BucketsBy(const float* HWY_RESTRICT v, size_t n, uint32_t* HWY_RESTRICT out,
+                          VectorCoord vector_coord, ScalarCoord scalar_coord) {
   const hn::ScalableTag<float> d;
   const hn::RebindToSigned<decltype(d)> di;
   const size_t N = hn::Lanes(d);
-  const auto vmax = hn::Set(d, max);
-  const auto vinv = hn::Set(d, inv_width);
   const auto vlast = hn::Set(d, static_cast<float>(kMassBuckets - 1));
   size_t i = 0;
   for (; i + N <= n; i += N) {
-    const auto x = hn::Min(hn::Mul(hn::Sub(vmax, hn::LoadU(d, v + i)), vinv), vlast);
+    const auto x = hn::Min(vector_coord(hn::LoadU(d, v + i)), vlast);
     hn::StoreU(hn::ConvertTo(di, x), di, reinterpret_cast<int32_t*>(out + i));
   }
   const float last = static_cast<float>(kMassBuckets - 1);
   for (; i < n; ++i) {
-    const float x = (max - v[i]) * inv_width;
+    const float x = scalar_coord(v[i]);
     out[i] = x < last ? static_cast<uint32_t>(x) : static_cast<uint32_t>(kMassBuckets - 1);
   }
 }
 
-// out[i] = min(floor(|v[i] - center| * inv_width), kMassBuckets - 1), the
-// same way (-inf gives +inf, clamped).
+// Coordinate (max - v) * inv_width.
+void BucketIndicesImpl(const float* HWY_RESTRICT v, size_t n, float max, float inv_width,
+                       uint32_t* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> d;
+  const auto vmax = hn::Set(d, max);
+  const auto vinv = hn::Set(d, inv_width);
+  BucketsBy(
+      v, n, out, [&](auto x) HWY_ATTR { return hn::Mul(hn::Sub(vmax, x), vinv); },
+      [&](float x) { return (max - x) * inv_width; });
+}
+
+// Coordinate |v - center| * inv_width.
 void DistanceBucketIndicesImpl(const float* HWY_RESTRICT v, size_t n, float center,
                                float inv_width, uint32_t* HWY_RESTRICT out) {
   const hn::ScalableTag<float> d;
-  const hn::RebindToSigned<decltype(d)> di;
-  const size_t N = hn::Lanes(d);
   const auto vc = hn::Set(d, center);
   const auto vinv = hn::Set(d, inv_width);
-  const auto vlast = hn::Set(d, static_cast<float>(kMassBuckets - 1));
-  size_t i = 0;
-  for (; i + N <= n; i += N) {
-    const auto x = hn::Min(hn::Mul(hn::Abs(hn::Sub(hn::LoadU(d, v + i), vc)), vinv), vlast);
-    hn::StoreU(hn::ConvertTo(di, x), di, reinterpret_cast<int32_t*>(out + i));
-  }
-  const float last = static_cast<float>(kMassBuckets - 1);
-  for (; i < n; ++i) {
-    const float x = std::fabs(v[i] - center) * inv_width;
-    out[i] = x < last ? static_cast<uint32_t>(x) : static_cast<uint32_t>(kMassBuckets - 1);
-  }
+  BucketsBy(
+      v, n, out, [&](auto x) HWY_ATTR { return hn::Mul(hn::Abs(hn::Sub(x, vc)), vinv); },
+      [&](float x) { return std::fabs(x - center) * inv_width; });
 }
 
 }  // namespace HWY_NAMESPACE
