@@ -397,16 +397,16 @@ size_t AdaptiveK(PerK& per_k, double lambda, size_t k_lo, size_t k_hi) {
 }
 
 // Cost of the dropped tokens p_(k+1..n).
-double TailCost(const BregmanParams& params, SortedProbs& probs, size_t k,
-                double kept) {
+double TailCost(const BregmanParams& params, SortedProbs& probs, size_t k) {
   const size_t n = probs.Size();
   if (k >= n) return 0.0;
   const double alpha = params.alpha;
   if (DualNeverTruncates(params.divergence, alpha)) {
     return probs.Prefix(k + 1)[k] > 0.0 ? HUGE_VAL : 0.0;
   }
-  if (alpha == 1.0) return RemainingMass(kept);  // primal KL: the tail's mass
   const double* p = probs.Prefix(k);
+  // Primal KL: the tail's mass (the kept mass summed as Renormalise sums it).
+  if (alpha == 1.0) return RemainingMass(SupportMass(p, k));
   double head = 0.0;
   for (size_t i = k; i-- > 0;) head += PowAlpha(p[i], alpha);
   const double tail = probs.SumPow(alpha) - head;
@@ -439,7 +439,6 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
   EnsureSize(ws.q, k);
   EnsureSize(ws.scratch, k);
   const double* p = probs.Prefix(k);
-  const double kept = SupportMass(p, k);  // the same bits as Renormalise's
   const double in_support = Renormalise(params.divergence, params.alpha, p, k,
                                         ws.q.data(), ws.scratch.data(), &hint);
   ws.q.resize(k);  // shrinking keeps the capacity
@@ -448,7 +447,7 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
     result.objective = NAN;
     return result;
   }
-  result.objective = in_support + TailCost(params, probs, k, kept);
+  result.objective = in_support + TailCost(params, probs, k);
   if (adaptive) result.objective += params.lambda * static_cast<double>(k);
   return result;
 }

@@ -23,7 +23,8 @@ namespace bd {
 namespace bregman_detail {
 namespace {
 
-enum class Inner { kSqrt, kCubic, kGeneral };  // alpha = 1.5, 3, other
+// alpha = 3 or other (alpha = 3/2 runs as a SIMD pass: kernels/support_map.h).
+enum class Inner { kCubic, kGeneral };
 
 // delta = q - p solving (p + delta)^{alpha-2} delta = nu, for p > 0 and nu > 0.
 // p_pow = p^{2-alpha} and nu_root = nu^{1/(alpha-1)} are the small- and
@@ -33,12 +34,6 @@ enum class Inner { kSqrt, kCubic, kGeneral };  // alpha = 1.5, 3, other
 [[gnu::always_inline]] inline double Increment(Inner inner, double alpha, double p, double p_pow, double nu,
                  double nu_root) {
   switch (inner) {
-    case Inner::kSqrt: {
-      // q^{-1/2} (q - p) = nu: w = sqrt(q) solves w^2 - nu w - p = 0, and
-      // q - p = nu w.
-      const double w = 0.5 * (nu + std::sqrt(nu * nu + 4.0 * p));
-      return nu * w;
-    }
     case Inner::kCubic:
       // q (q - p) = nu: q - p = 2 nu / (p + sqrt(p^2 + 4 nu)).
       return 2.0 * nu / (p + std::sqrt(p * p + 4.0 * nu));
@@ -94,9 +89,7 @@ enum class Inner { kSqrt, kCubic, kGeneral };  // alpha = 1.5, 3, other
 double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
                               double rem, double* q, double* scratch,
                               Multiplier* hint) {
-  const Inner inner = alpha == 1.5 ? Inner::kSqrt
-                      : alpha == 3.0 ? Inner::kCubic
-                                     : Inner::kGeneral;
+  const Inner inner = alpha == 3.0 ? Inner::kCubic : Inner::kGeneral;
   const double b = alpha - 1.0;
   // p^{2-alpha} (0 for p = 0): the caller's when it has them.
   const double* pre = hint != nullptr ? hint->powers : nullptr;
@@ -105,11 +98,11 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   }
   const double* p_pow = pre != nullptr ? pre : scratch;
 
-  // d delta / d nu = 1 / h'(q) = delta / (nu (1 + (alpha-2) theta)), from
-  // h'(q) = q^{alpha-3} ((alpha-1) q - (alpha-2) p) and q^{alpha-2} delta = nu.
   // alpha = 3/2 runs as one float64 SIMD pass (kernels/support_map.h).
   SupportMap vector_map;
   const bool vectorised = FindSupportMap(false, alpha, &vector_map);
+  // Otherwise d delta / d nu = 1 / h'(q) = delta / (nu (1 + (alpha-2) theta)),
+  // from h'(q) = q^{alpha-3} ((alpha-1) q - (alpha-2) p) and q^{alpha-2} delta = nu.
   auto eval = [&](double nu, double* f, double* df) {
     double sum = -rem;
     if (vectorised) {

@@ -6,7 +6,8 @@
 // which stays exact as b -> 0 (it tends to l_i = nu, the KL map), so no
 // switch to KL is needed near alpha = 1. F(nu) = sum q_i(nu) - 1 is
 // increasing with F' = sum q_i^{2-alpha}, convex for alpha < 2 and concave
-// for alpha > 2.
+// for alpha > 2. The alphas with algebraic maps (1/b = +-2..4, b = 2) run as
+// SIMD passes instead (kernels/support_map.h).
 
 #include <algorithm>
 #include <cmath>
@@ -20,68 +21,6 @@
 
 namespace bd {
 namespace bregman_detail {
-namespace {
-
-// How (1 + x)^{1/b} - 1 is evaluated inside the Newton iterations (x > -1).
-// The exponents of the common alphas have algebraic forms, several times
-// cheaper than expm1(log1p(x) / b) and free of cancellation:
-//   1/b = +-m (alpha = 1 -+ 1/m, m = 2..4: 0.5, 2/3, 0.75, 4/3, 1.25):
-//     (1 + x)^m - 1 = x * sum_{j<m} (1 + x)^j, and for -m divide by -(1+x)^m;
-//   b = 2 (alpha = 3): sqrt(1 + x) - 1 = x / (1 + sqrt(1 + x)).
-struct RatioMap {
-  int m = 0;            // |1/b| when it is an integer in 2..4, else 0
-  bool inverse = false; // 1/b = -m
-  bool root = false;    // b = 2
-  double b = 0.0;
-
-  explicit RatioMap(double b_in) : b(b_in) {
-    root = b == 2.0;
-    for (int mm = 2; mm <= 4; ++mm) {
-      if (b * mm == 1.0) m = mm;
-      if (b * mm == -1.0) {
-        m = mm;
-        inverse = true;
-      }
-    }
-  }
-
-  // Calls body(map) once with the map as a branch-free function object, so
-  // the Newton loop over the support is compiled once per form (the same
-  // operations as operator(), so the same bits).
-  template <class Body>
-  void Dispatch(const Body& body) const {
-    if (root) return body([](double x) { return Root(x); });
-    if (m == 0) return body([this](double x) { return General(x); });
-    switch (m) {
-      case 2:
-        if (inverse) return body([](double x) { return Algebraic<2, true>(x); });
-        return body([](double x) { return Algebraic<2, false>(x); });
-      case 3:
-        if (inverse) return body([](double x) { return Algebraic<3, true>(x); });
-        return body([](double x) { return Algebraic<3, false>(x); });
-      default:
-        if (inverse) return body([](double x) { return Algebraic<4, true>(x); });
-        return body([](double x) { return Algebraic<4, false>(x); });
-    }
-  }
-
-  static double Root(double x) { return x / (1.0 + std::sqrt(1.0 + x)); }
-  double General(double x) const { return Expm1F64(Log1pF64(x) / b); }
-  template <int kM, bool kInverse>
-  static double Algebraic(double x) {
-    const double y = 1.0 + x;
-    double power = 1.0, series = 1.0;  // y^j, sum_{i<=j} y^i
-    for (int j = 1; j < kM; ++j) {
-      power *= y;
-      series += power;
-    }
-    const double up = x * series;  // y^m - 1
-    return kInverse ? -up / (power * y) : up;
-  }
-};
-
-}  // namespace
-
 double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
                                 double rem, double* q, double* scratch,
                                 Multiplier* hint) {
@@ -128,7 +67,6 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   double hi = b > 0.0 ? PowF64(static_cast<double>(k), -b) / b
                       : min_pow_b / (-b);
 
-  const RatioMap ratio_minus_one(b);
   auto eval = [&](double nu, double* f, double* df) {
     double sum = -rem;
     double slope = 0.0;
@@ -140,16 +78,15 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
       *df = sums.slope / (1.0 + sum);
       return;
     }
-    ratio_minus_one.Dispatch([&](auto map) {
-      for (size_t i = 0; i < k; ++i) {
-        const double pb = pow_b[i];
-        if (pb == 0.0 || pb == HUGE_VAL) continue;
-        const double ratio_m1 = map(shift / pb);  // q/p - 1
-        const double qi = p[i] + p[i] * ratio_m1;
-        sum += p[i] * ratio_m1;
-        slope += qi / (pb + shift);  // q^{2-alpha} = q * q^{-b}
-      }
-    });
+    // Other alphas: q/p - 1 = (1 + x)^{1/b} - 1 = expm1(log1p(x) / b), x = s / p^b.
+    for (size_t i = 0; i < k; ++i) {
+      const double pb = pow_b[i];
+      if (pb == 0.0 || pb == HUGE_VAL) continue;
+      const double ratio_m1 = Expm1F64(Log1pF64(shift / pb) / b);
+      const double qi = p[i] + p[i] * ratio_m1;
+      sum += p[i] * ratio_m1;
+      slope += qi / (pb + shift);  // q^{2-alpha} = q * q^{-b}
+    }
     if (gaining > 0) {
       const double z = PowAlpha(shift, 1.0 / b);
       sum += gaining_d * z;
@@ -177,7 +114,6 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   if (hint != nullptr) hint->value = nu;
 
   const double shift = b * nu;
-  const double zero_mass = gaining > 0 ? PowAlpha(shift, 1.0 / b) : 0.0;
   const bool last_only = hint != nullptr && hint->last_only;
   if (vectorised) {
     const size_t first = last_only ? k - 1 : 0;
@@ -185,6 +121,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
                                         q + first);
     return last_only ? NAN : cost;
   }
+  const double zero_mass = gaining > 0 ? PowAlpha(shift, 1.0 / b) : 0.0;
   double cost = 0.0;
   for (size_t i = last_only ? k - 1 : 0; i < k; ++i) {
     const double pb = pow_b[i];

@@ -16,8 +16,6 @@
 
 #include <cmath>
 #include <cstddef>
-#include <cstdint>
-#include <cstring>
 
 #include <hwy/highway.h>
 
@@ -121,15 +119,6 @@ struct F64Scalar {
   static HWY_INLINE V Mul(V a, V b) { return a * b; }
   static HWY_INLINE V Div(V a, V b) { return a / b; }
   static HWY_INLINE V Sqrt(V a) { return std::sqrt(a); }
-  static HWY_INLINE V Pow2Of(V n) {
-    const double biased = n + (0x1p52 + 1023.0);
-    uint64_t bits;
-    std::memcpy(&bits, &biased, sizeof(bits));
-    bits <<= 52;
-    double out;
-    std::memcpy(&out, &bits, sizeof(out));
-    return out;
-  }
   static HWY_INLINE V WherePositive(V p, V v) { return p > 0.0 ? v : 0.0; }
 };
 

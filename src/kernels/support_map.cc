@@ -13,6 +13,15 @@ HWY_BEFORE_NAMESPACE();
 namespace bd {
 namespace HWY_NAMESPACE {
 
+// y^n by multiplications from 1 (the same bits as PowerDifferenceRatio's
+// y^{m-1} for n = m - 1).
+template <int kN, class Ops, class V>
+HWY_INLINE V PowInt(Ops, V y) {
+  V power = Ops::Set(1.0);
+  for (int j = 0; j < kN; ++j) power = Ops::Mul(power, y);
+  return power;
+}
+
 // H = sum_{j<m} y^j a^{m-1-j} = (y^m - a^m) / (y - a), and y^{m-1}.
 template <int kM, class Ops, class V>
 HWY_INLINE V PowerDifferenceRatio(Ops, V y, V a, V* y_pow) {
@@ -52,38 +61,27 @@ HWY_INLINE V WeightedPowers(Ops, V y, V a, const double* c) {
 //     dq/dnu = 2 w^2 / D; d(p, q) = (q - p)^2 (a + w/2) / (3/4 (w + a)^2).
 // (Each d is the alpha-family divergence p^alpha g(log(q/p)) with the
 // difference of powers factored out, checked against the float64 oracle.)
-template <SupportMap kMap>
-struct Form;
-
 template <int kM>
 struct InverseForm {
-  // r = 1/y and q = r^m (not y^{-(m+1)} first: y^{m+1} overflows for a tiny
-  // p while q is still a normal number).
-  template <class Ops, class V>
-  static HWY_INLINE V Power(Ops ops, V a, V s, V* h, V* r) {
-    const V y = Ops::Add(a, s);
-    V y_pow;
-    *h = PowerDifferenceRatio<kM>(ops, y, a, &y_pow);
-    *r = Ops::Div(Ops::Set(1.0), y);
-    V q = *r;
-    for (int j = 1; j < kM; ++j) q = Ops::Mul(q, *r);
-    return q;
-  }
+  // q = r^m with r = 1/y (not 1/y^m: y^m overflows for a tiny p while q is
+  // still a normal number).
   template <class Ops, class V>
   static HWY_INLINE void Sums(Ops ops, V p, V a, V s, V* incr, V* slope) {
-    V h, r;
-    const V q = Power(ops, a, s, &h, &r);
+    const V y = Ops::Add(a, s);
+    V y_pow;
+    const V h = PowerDifferenceRatio<kM>(ops, y, a, &y_pow);
+    const V r = Ops::Div(Ops::Set(1.0), y);
+    const V q = PowInt<kM>(ops, r);
     const V neg_s = Ops::Sub(Ops::Zero(), s);
     *incr = Ops::WherePositive(p, Ops::Mul(neg_s, Ops::Mul(Ops::Mul(p, h), q)));
     *slope = Ops::WherePositive(p, Ops::Mul(q, r));
   }
   template <class Ops, class V>
   static HWY_INLINE void Apply(Ops ops, V p, V a, V s, V* q, V* cost) {
-    V h, r;
-    const V q_raw = Power(ops, a, s, &h, &r);
+    const V y = Ops::Add(a, s);
+    const V q_raw = PowInt<kM>(ops, Ops::Div(Ops::Set(1.0), y));
     double c[kM - 1];  // W's coefficients m-1-i
     for (int i = 0; i < kM - 1; ++i) c[i] = kM - 1 - i;
-    const V y = Ops::Add(a, s);
     const V w = WeightedPowers<kM - 1>(ops, y, a, c);
     constexpr double kScale = static_cast<double>(kM) / static_cast<double>(kM - 1);
     const V s2 = Ops::Mul(s, s);
@@ -107,8 +105,7 @@ struct PowerForm {
   template <class Ops, class V>
   static HWY_INLINE void Apply(Ops ops, V, V a, V s, V* q, V* cost) {
     const V y = Ops::Add(a, s);
-    V y_pow;
-    PowerDifferenceRatio<kM>(ops, y, a, &y_pow);
+    const V y_pow = PowInt<kM - 1>(ops, y);
     static constexpr double c[4] = {1.0, 2.0, 3.0, 4.0};
     const V t = WeightedPowers<kM>(ops, y, a, c);
     constexpr double kScale = static_cast<double>(kM) / static_cast<double>(kM + 1);
