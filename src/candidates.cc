@@ -172,6 +172,7 @@ float* MutableRow(Candidates& c) {
     c.row_borrowed = false;
   }
   c.blocks_valid = false;  // the caller is about to write
+  c.row_exp = nullptr;
   return c.row;
 }
 

@@ -52,6 +52,16 @@ struct Candidates {
   double* probs = nullptr;
   bool probs_valid = false;
 
+  // exp((row[i] - row_exp_max) * row_exp_scale) for every i of the row, as
+  // the exp pass computed them (a stage that needed them anyway: top-p,
+  // typical), or null. The draw over a list gathered from the row sums these
+  // instead of recomputing the list's exps (the same bits: SumBlocks). Any
+  // write to the row (MutableRow) drops them; the draw checks each list
+  // logit against the row, so an edited list entry is never read from here.
+  const float* row_exp = nullptr;
+  float row_exp_max = 0.0f;
+  float row_exp_scale = 0.0f;
+
   // Number of candidates (finite logits in the row, or the list size).
   size_t Count() const { return truncated ? size : row_finite; }
 };
@@ -66,15 +76,17 @@ void TruncateToSorted(Candidates& c, size_t j);
 // Keeps the list entries i (truncated sets only) for which keep(i) is true,
 // in order; the sorted head keeps what is left of it. keep(i) sees the
 // entry's original index, before any compaction. O(size).
+// Branch-free (each entry is written, then kept or overwritten): a random
+// keep pattern costs no mispredictions.
 template <class Keep>
 void CompactList(Candidates& c, Keep keep) {
   size_t kept = 0, kept_sorted = 0;
   for (size_t i = 0; i < c.size; ++i) {
-    if (!keep(i)) continue;
+    const bool k = keep(i);
     c.ids[kept] = c.ids[i];
     c.logits[kept] = c.logits[i];
-    if (i < c.sorted) ++kept_sorted;
-    ++kept;
+    kept_sorted += k & (i < c.sorted);
+    kept += k;
   }
   c.size = kept;
   c.sorted = kept_sorted;

@@ -57,6 +57,40 @@ DrawPick WalkBlocks(const float* row, size_t n, float max, float scale,
   return DrawPick{begin + pick, e[pick]};
 }
 
+// One pass over a truncated list before its draw: whether its ids ascend
+// (a canonical walk order), its max, and, when a stage left the row's exps
+// (Candidates::row_exp), the list's exps read from them into out. Those
+// apply only if every list logit is still the row's (exps_valid) and the
+// draw's max and scale are the pass's (checked by the caller).
+struct ListScan {
+  bool ids_ascending;
+  float max;
+  bool exps_valid;
+};
+ListScan ScanList(const Candidates& c, float* out) {
+  bool ascending = true, same = c.row_exp != nullptr;
+  float max = -INFINITY;
+  int32_t prev = -1;  // ids are >= 0
+  if (same) {
+    for (size_t i = 0; i < c.size; ++i) {
+      const int32_t id = c.ids[i];
+      const float l = c.logits[i];
+      ascending &= prev < id;
+      prev = id;
+      max = std::max(max, l);
+      same &= l == c.row[id];
+      out[i] = c.row_exp[id];
+    }
+  } else {
+    for (size_t i = 0; i < c.size; ++i) {
+      ascending &= prev < c.ids[i];
+      prev = c.ids[i];
+      max = std::max(max, c.logits[i]);
+    }
+  }
+  return ListScan{ascending, max, same};
+}
+
 }  // namespace
 
 StatusCode Decoder::Fail(StatusCode code, const char* fmt, ...) {
@@ -174,6 +208,12 @@ StatusCode Decoder::RunChain(bool want_objective, const float* logits, size_t vo
   if (o.top_logprobs > 0) {
     // The raw distribution's head, before any stage edits the row.
     top_count_ = std::min(static_cast<size_t>(o.top_logprobs), c.row_finite);
+    // Sized by the largest top_logprobs asked for (usually a handful), not
+    // by the vocabulary: grown once, then reused.
+    if (ws_.top_ids.size() < top_count_) {
+      ws_.top_ids.resize(top_count_);
+      ws_.top_logprobs.resize(top_count_);
+    }
     EnsureSorted(c, top_count_, ws_);
     for (size_t i = 0; i < top_count_; ++i) {
       ws_.top_ids[i] = c.ids[i];
@@ -272,6 +312,7 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     return s;
   }
   double p_token = 1.0;
+  draw_reused_exps_ = false;
   if (greedy_token_ >= 0) {
     k_ = 1;
     token_ = greedy_token_;
@@ -297,16 +338,21 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     const double u = UniformDraw(o.seed, step);
     // Canonical orders: sorted, or ascending ids (a gathered list); anything
     // else (a partially sorted list) is sorted first.
-    bool ids_ascending = true;
-    for (size_t i = 1; i < c.size && ids_ascending; ++i) ids_ascending = c.ids[i - 1] < c.ids[i];
-    if (!ids_ascending) EnsureSorted(c, c.size, ws_);
+    const ListScan scan = ScanList(c, ws_.stage_f32.data());
+    if (!scan.ids_ascending) EnsureSorted(c, c.size, ws_);
     if (!c.probs_valid) {
       // softmax of the list: the row's draw (one SIMD exp pass with block
-      // sums, then one block), bit-identical on every target.
-      const float max = CandidateMax(c);
+      // sums, then one block), bit-identical on every target. When a stage
+      // already wrote the row's exps at this max and scale, the list's are
+      // read from them: the same values, so the same sums (SumBlocks).
+      const float max = scan.ids_ascending ? scan.max : CandidateMax(c);
       const float scale = static_cast<float>(1.0 / c.temperature);
       float* block_sums = ws_.block_sums.data();
-      const double z = ExpBlockSums(c.logits, c.size, max, scale, block_sums);
+      const bool reuse = scan.ids_ascending && scan.exps_valid && max == c.row_exp_max &&
+                         scale == c.row_exp_scale;
+      const double z = reuse ? SumBlocks(ws_.stage_f32.data(), c.size, block_sums)
+                             : ExpBlockSums(c.logits, c.size, max, scale, block_sums);
+      draw_reused_exps_ = reuse;
       const DrawPick d = WalkBlocks(c.logits, c.size, max, scale, block_sums, u * z,
                                     ws_.stage_f32.data());
       k_ = c.size;
@@ -358,7 +404,8 @@ size_t Decoder::WorkspaceBytes() const {
          ws_.stage_f64.capacity() * sizeof(double) + ws_.top_ids.capacity() * sizeof(int32_t) +
          ws_.top_logprobs.capacity() * sizeof(float) +
          ws_.out_ids.capacity() * sizeof(int32_t) + ws_.out_probs.capacity() * sizeof(float) +
-         (ws_.block_max.capacity() + ws_.block_sums.capacity() + ws_.block_scratch.capacity()) *
+         (ws_.block_max.capacity() + ws_.block_sums.capacity() + ws_.block_scratch.capacity() +
+          ws_.row_exp.capacity()) *
              sizeof(float) +
          ws_.hist_mass.capacity() * sizeof(double) + ws_.hist_count.capacity() * sizeof(uint32_t);
 }

@@ -52,6 +52,11 @@ class Decoder {
   // Bregman, and after Sample, which skips the pass that prices the tail).
   double objective() const { return objective_; }
 
+  // Whether the last Sample drew from a list whose exps it read from a
+  // stage's exp pass over the row instead of recomputing them (a diagnostic:
+  // the tests check that both give the same token).
+  bool draw_reused_exps() const { return draw_reused_exps_; }
+
   // Bytes held by the workspace (for the flat-heap tests).
   size_t WorkspaceBytes() const;
 
@@ -79,6 +84,7 @@ class Decoder {
   size_t top_count_ = 0;
   double objective_ = 0.0;
   int32_t greedy_token_ = -1;
+  bool draw_reused_exps_ = false;
   float raw_max_ = 0.0f;
   double raw_log_z_ = 0.0;
 };

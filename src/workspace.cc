@@ -13,6 +13,7 @@ void Workspace::Reserve(size_t vocab) {
   block_max.resize(NumBlocks(vocab) + 1);
   block_sums.resize(NumBlocks(vocab) + 1);
   block_scratch.resize(NumBlocks(vocab) + 1);
+  row_exp.resize(n);
   hist_mass.resize(kMassBuckets);
   hist_count.resize(kMassBuckets);
   ids.resize(n);
@@ -27,8 +28,6 @@ void Workspace::Reserve(size_t vocab) {
   stage_f64.resize(n);
   out_ids.resize(n);
   out_probs.resize(n);
-  top_ids.resize(n);
-  top_logprobs.resize(n);
 }
 
 }  // namespace bd

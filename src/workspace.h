@@ -17,6 +17,7 @@ struct Workspace {
   std::vector<float> block_max;  // the row's per-block maxima (ScanRow)
   std::vector<float> block_sums; // the exp pass's per-block sums (the draw)
   std::vector<float> block_scratch;  // selection over block maxima
+  std::vector<float> row_exp;    // the row's exps when a stage computed them (Candidates::row_exp)
   std::vector<double> hist_mass;     // top-p's mass histogram (kMassBuckets)
   std::vector<uint32_t> hist_count;
   std::vector<int32_t> ids;      // candidate ids (list or sorted prefix)
@@ -36,7 +37,8 @@ struct Workspace {
   // Output of the last call.
   std::vector<int32_t> out_ids;
   std::vector<float> out_probs;
-  std::vector<int32_t> top_ids;      // top_logprobs of the raw distribution
+  std::vector<int32_t> top_ids;      // top_logprobs of the raw distribution (grown to the
+                                     // largest top_logprobs asked, not to the vocabulary)
   std::vector<float> top_logprobs;
 
   // Makes room for a row of `vocab` tokens (no-op when already large enough).

@@ -90,12 +90,13 @@ HWY_EXPORT(DistanceBucketIndicesImpl);
 // Zeroes the histogram, then adds e per bucket: buckets by SIMD a chunk at a
 // time (index(v, len, out)), masses one by one in index order (double sums:
 // the same bits on every target).
+// count may be null (masses only: the scalar loop is then a third cheaper).
 template <class Index>
 void AccumulateHistogram(const float* v, const float* e, size_t n, Index index, double* mass,
                          uint32_t* count) {
-  for (size_t j = 0; j < kMassBuckets; ++j) {
-    mass[j] = 0.0;
-    count[j] = 0;
+  for (size_t j = 0; j < kMassBuckets; ++j) mass[j] = 0.0;
+  if (count) {
+    for (size_t j = 0; j < kMassBuckets; ++j) count[j] = 0;
   }
   constexpr size_t kChunk = 1024;
   uint32_t bucket[kChunk];
@@ -103,9 +104,13 @@ void AccumulateHistogram(const float* v, const float* e, size_t n, Index index, 
     const size_t len = n - begin < kChunk ? n - begin : kChunk;
     index(v + begin, len, bucket);
     const float* eb = e + begin;
-    for (size_t i = 0; i < len; ++i) {
-      mass[bucket[i]] += eb[i];
-      ++count[bucket[i]];
+    if (count) {
+      for (size_t i = 0; i < len; ++i) {
+        mass[bucket[i]] += eb[i];
+        ++count[bucket[i]];
+      }
+    } else {
+      for (size_t i = 0; i < len; ++i) mass[bucket[i]] += eb[i];
     }
   }
 }

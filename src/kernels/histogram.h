@@ -14,7 +14,7 @@ namespace bd {
 constexpr size_t kMassBuckets = 4096;
 
 // mass[j] = sum of e_i and count[j] = number of entries in bucket j
-// (j < kMassBuckets; both arrays are overwritten).
+// (j < kMassBuckets; both arrays are overwritten; count may be null).
 void MassHistogram(const float* v, const float* e, size_t n, float max, float inv_width,
                    double* mass, uint32_t* count);
 

@@ -41,6 +41,16 @@ double ExpBlockSumsImpl(const float* row, size_t n, float max, float scale, floa
   return ExpPass(row, n, max, scale, block_sums, nullptr);
 }
 
+// The exp pass's sums over values that are already exps (pad 0 = exp(-inf)).
+double SumBlocksImpl(const float* e, size_t n, float* HWY_RESTRICT block_sums) {
+  const hn::ScalableTag<float> d;
+  double total = 0.0;
+  SumVirtualLanes<1>(
+      d, e, nullptr, n, 0.0f, [&](auto x, auto, auto* t) BD_TERMS { t[0] = x; }, &total,
+      block_sums);
+  return total;
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace bd
 HWY_AFTER_NAMESPACE();
@@ -50,6 +60,7 @@ namespace bd {
 HWY_EXPORT(ExpSumOnly);
 HWY_EXPORT(ExpWriteImpl);
 HWY_EXPORT(ExpBlockSumsImpl);
+HWY_EXPORT(SumBlocksImpl);
 
 double ExpSum(const float* row, size_t n, float max, float scale) {
   return HWY_DYNAMIC_DISPATCH(ExpSumOnly)(row, n, max, scale);
@@ -59,6 +70,9 @@ double ExpWrite(const float* row, size_t n, float max, float scale, float* out) 
 }
 double ExpBlockSums(const float* row, size_t n, float max, float scale, float* block_sums) {
   return HWY_DYNAMIC_DISPATCH(ExpBlockSumsImpl)(row, n, max, scale, block_sums);
+}
+double SumBlocks(const float* e, size_t n, float* block_sums) {
+  return HWY_DYNAMIC_DISPATCH(SumBlocksImpl)(e, n, block_sums);
 }
 }  // namespace bd
 #endif  // HWY_ONCE

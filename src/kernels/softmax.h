@@ -21,4 +21,10 @@ double ExpWrite(const float* row, size_t n, float max, float scale, float* out);
 // walks these, then recomputes one block's exps with ExpWrite.
 double ExpBlockSums(const float* row, size_t n, float max, float scale, float* block_sums);
 
+// ExpBlockSums for exps already computed: e[i] = exp((row[i] - max) * scale)
+// as the exp pass wrote them (ExpWrite) gives the same block sums and total,
+// bit for bit, without recomputing one exp (the draw over a list gathered from
+// a row whose exps a stage already wrote).
+double SumBlocks(const float* e, size_t n, float* block_sums);
+
 }  // namespace bd

@@ -30,17 +30,25 @@ namespace {
 
 // The nucleus is larger than a small sorted prefix: one histogram pass of
 // mass per logit bucket (kMassBuckets buckets over [max - 104 T, max]) finds
-// the bucket that holds the boundary; that bucket is the band [lo, hi). Only
-// when it holds more than kTopPBand tokens (a dense plateau) does bisection
-// on the logit value narrow it further, one SIMD mass pass per step; then
-// only the band is sorted. The kept set is what
-// the sorted walk would keep: every logit >= hi, then the band in order
-// (logit descending, lower id first) until the mass reaches the target.
-constexpr size_t kTopPBand = 256;
+// the bucket that holds the boundary; that bucket is the band [lo, hi). The
+// candidates >= lo are gathered (ascending ids); a band of more than
+// kTopPBand tokens is narrowed by histograms over its own tokens (no pass over
+// the row), then only the band is sorted. The kept set is what the sorted
+// walk would keep: every logit >= hi, then the band in order (logit
+// descending, lower id first) until the mass reaches the target.
+constexpr size_t kTopPBand = 1024;
 
-// e: exp((v - max) / T) of every candidate (ApplyTopP's pass), z their sum.
-void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, const float* e,
-                     double z, Workspace& ws) {
+// The first bucket b with above + mass[0..b] >= target (the last one when
+// none is); above gains the mass of the buckets before it.
+size_t BoundaryBucket(const double* mass, double target, double& above) {
+  size_t b = 0;
+  while (b + 1 < kMassBuckets && !(above + mass[b] >= target)) above += mass[b++];
+  return b;
+}
+
+// e: exp((v - max) * scale) of every candidate (ApplyTopP's pass), z their sum.
+void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float scale,
+                     const float* e, double z, Workspace& ws) {
   const float* v = c.truncated ? c.logits : c.row;
   const size_t count = c.truncated ? c.size : c.vocab;
   const double target = p * (1.0 - 1e-6) * z;
@@ -48,46 +56,59 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, const 
   // max - 104 T every e is exactly 0, so the boundary is never there.
   const float inv_width = static_cast<float>(kMassBuckets / (104.0 * c.temperature));
   double* mass = ws.hist_mass.data();
-  uint32_t* in_bucket = ws.hist_count.data();
-  MassHistogram(v, e, count, max, inv_width, mass, in_bucket);
-  // The first bucket b with mass(buckets <= b) >= target; band = bucket b.
+  MassHistogram(v, e, count, max, inv_width, mass, nullptr);
   double above = 0.0;
-  size_t count_hi = 0, b = 0;
-  while (b + 1 < kMassBuckets && !(above + mass[b] >= target)) {
-    above += mass[b];
-    count_hi += in_bucket[b];
-    ++b;
-  }
-  const size_t count_lo = count_hi + in_bucket[b];
+  const size_t b = BoundaryBucket(mass, target, above);
   float lo = b + 1 < kMassBuckets ? BucketThreshold(max, inv_width, static_cast<uint32_t>(b + 1))
                                   : -FLT_MAX;
   float hi = b > 0 ? BucketThreshold(max, inv_width, static_cast<uint32_t>(b))
                    : std::nextafter(max, INFINITY);
-  size_t count_lo_mut = count_lo;
-  while (count_lo_mut - count_hi > kTopPBand) {
-    const float mid = lo + (hi - lo) * 0.5f;
-    if (!(mid > lo && mid < hi)) break;  // adjacent floats: a plateau of ties
-    const BandTotals m = BandSum(v, e, count, mid, FLT_MAX);
-    if (m.sum_w >= target) {
-      lo = mid;
-      count_lo_mut = m.count;
-    } else {
-      hi = mid;
-      count_hi = m.count;
-      above = m.sum_w;
-    }
-  }
-  if (count_lo_mut < min_keep) {  // the nucleus is smaller still: top min_keep
-    ApplyTopK(c, min_keep, ws);
+  if (min_keep > 1 && CountCandidatesAtLeast(c, lo) < min_keep) {
+    ApplyTopK(c, min_keep, ws);  // the nucleus is smaller still: top min_keep
     return;
   }
   KeepAtLeast(c, lo, ws);
-  // The band [lo, hi), sorted; walk it on from the mass above it.
-  int32_t* band = ws.tmp_ids.data();  // indices into the list
+  // The band [lo, hi), as positions in the list.
+  int32_t* band = ws.tmp_ids.data();
   size_t n_band = 0;
   for (size_t i = 0; i < c.size; ++i) {
-    if (c.logits[i] < hi) band[n_band++] = static_cast<int32_t>(i);
+    band[n_band] = static_cast<int32_t>(i);
+    n_band += c.logits[i] < hi;
   }
+  size_t count_hi = c.size - n_band;  // list entries >= hi
+  bool narrowed = false;
+  // A dense band: the same histogram over the band's tokens alone, with its
+  // buckets spanning [lo, hi) (coordinate (hi - v) * width), until the band
+  // is small or a single float wide. Their exps are the pass's (same ExpF32).
+  float* band_v = ws.tmp_logits.data();
+  float* band_e = ws.stage_f32.data();  // e (when it was here) is no longer read
+  while (n_band > kTopPBand) {
+    const float sub_inv = static_cast<float>(kMassBuckets / (static_cast<double>(hi) - lo));
+    if (!(sub_inv > 0.0f) || !std::isfinite(sub_inv)) break;
+    for (size_t j = 0; j < n_band; ++j) band_v[j] = c.logits[band[j]];
+    ExpWrite(band_v, n_band, max, scale, band_e);
+    MassHistogram(band_v, band_e, n_band, hi, sub_inv, mass, nullptr);
+    const size_t b2 = BoundaryBucket(mass, target, above);
+    const float lo2 = std::max(
+        lo, b2 + 1 < kMassBuckets ? BucketThreshold(hi, sub_inv, static_cast<uint32_t>(b2 + 1))
+                                  : lo);
+    const float hi2 = b2 > 0 ? BucketThreshold(hi, sub_inv, static_cast<uint32_t>(b2)) : hi;
+    size_t kept_band = 0;
+    for (size_t j = 0; j < n_band; ++j) {
+      const float x = band_v[j];
+      if (x >= hi2) {
+        ++count_hi;
+      } else if (x >= lo2) {
+        band[kept_band++] = band[j];
+      }
+    }
+    narrowed = true;
+    if (kept_band == n_band) break;  // no progress (a plateau of ties)
+    n_band = kept_band;
+    lo = lo2;
+    hi = hi2;
+  }
+  // The band, sorted; walk it on from the mass above it.
   std::sort(band, band + n_band, [&c](int32_t a, int32_t b) {
     return c.logits[a] > c.logits[b] || (c.logits[a] == c.logits[b] && c.ids[a] < c.ids[b]);
   });
@@ -100,11 +121,17 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, const 
       break;
     }
   }
-  if (last == n_band) return;
+  // Entries below the band stay in the list only when narrowing dropped
+  // some; the walk ran out of band: keep it all.
+  if (last == n_band && !narrowed) return;
+  if (n_band == 0) {
+    CompactList(c, [&c, hi](size_t i) { return c.logits[i] >= hi; });
+    return;
+  }
   const float cut_logit = c.logits[band[last - 1]];
   const int32_t cut_id = c.ids[band[last - 1]];
   CompactList(c, [&c, cut_logit, cut_id](size_t i) {
-    return c.logits[i] > cut_logit || (c.logits[i] == cut_logit && c.ids[i] <= cut_id);
+    return (c.logits[i] > cut_logit) | ((c.logits[i] == cut_logit) & (c.ids[i] <= cut_id));
   });
 }
 
@@ -118,10 +145,16 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws) {
   // histogram needs (no second pass).
   const float* v = c.truncated ? c.logits : c.row;
   const size_t len = c.truncated ? c.size : c.vocab;
-  float* e = ws.stage_f32.data();
   const bool large = n > kTopPSortedPrefix;
-  const double z = large ? ExpWrite(v, len, max, static_cast<float>(1.0 / c.temperature), e)
-                         : CandidateExpSum(c, max);
+  // On the row the exps go where the draw can reuse them (Candidates::row_exp).
+  float* e = c.truncated ? ws.stage_f32.data() : ws.row_exp.data();
+  const float scale = static_cast<float>(1.0 / c.temperature);
+  const double z = large ? ExpWrite(v, len, max, scale, e) : CandidateExpSum(c, max);
+  if (large && !c.truncated) {
+    c.row_exp = e;
+    c.row_exp_max = max;
+    c.row_exp_scale = scale;
+  }
   const double target = p * (1.0 - 1e-6) * z;  // compare unnormalised mass
   double cum = 0.0;
   size_t i = 0;
@@ -139,7 +172,7 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws) {
     }
     if (avail == n) return;  // the whole set is needed: nothing to cut
   }
-  TopPByThreshold(c, p, min_keep, max, e, z, ws);
+  TopPByThreshold(c, p, min_keep, max, scale, e, z, ws);
 }
 
 void KeepLogitAtLeast(Candidates& c, float t, size_t min_keep, Workspace& ws) {

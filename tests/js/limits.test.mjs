@@ -23,8 +23,8 @@ test('V = 2^20 decodes and samples; matches the float64 reference', async () => 
   }
   const s = bd.sample(logits, { top_k: 40, seed: 1, bregman: { alpha: 1.5, lambda: 1e-3 } });
   assert.ok(s.token >= 0 && s.token < v && Number.isFinite(s.logprob));
-  // Memory per decoder: the workspace is about 72 bytes per token (68 here
-  // plus the 4-byte input copy), reported by workspaceBytes().
+  // Memory per decoder: the workspace is about 76 bytes per token (72 here,
+  // reported by workspaceBytes(), plus the 4-byte input copy).
   const perToken = bd.workspaceBytes() / v;
   console.log(`# V = 2^20: workspace ${(bd.workspaceBytes() / 2 ** 20).toFixed(1)} MiB ` +
     `(${perToken.toFixed(1)} B/token), wasm memory ${(bd.memoryBytes() / 2 ** 20).toFixed(1)} MiB`);

@@ -172,6 +172,63 @@ TEST_CASE("seeded draws: deterministic, and the empirical law matches p") {
   CHECK(std::fabs(kept[1] / double(n) - 0.6 / 0.9) < 0.018);
 }
 
+TEST_CASE("a draw from a list gathered from the row is the row draw of that list (exps reused)") {
+  // Top-p on a large nucleus writes the row's exps; the draw over the kept
+  // list (ascending ids) reads them instead of recomputing. It must draw what
+  // the untruncated draw draws from the list's logits alone, in id order.
+  std::mt19937_64 rng(23);
+  bd::Decoder dec, plain;
+  size_t reused = 0, draws = 0;
+  for (size_t v : {3000, 32000, 100000}) {
+    for (double s : {0.5, 0.8, 1.1}) {
+      const std::vector<float> row = LlmRow(v, rng, s);
+      for (int variant = 0; variant < 3; ++variant) {
+        bd::DecodeOptions o;
+        o.top_p = variant == 0 ? 0.9f : 0.99f;
+        if (variant == 2) o.min_p = 0.01f;  // a second truncation of the gathered list
+        REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+        std::vector<int32_t> kept(dec.ids(), dec.ids() + dec.k());
+        std::sort(kept.begin(), kept.end());
+        std::vector<float> list(kept.size());
+        for (size_t i = 0; i < kept.size(); ++i) list[i] = row[kept[i]];
+        for (uint64_t step = 0; step < 40; ++step) {
+          o.seed = 5;
+          o.step = step;
+          bd::DecodeOptions none;
+          none.seed = 5;
+          none.step = step;
+          REQUIRE(dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
+          REQUIRE(plain.Sample(list.data(), list.size(), none) == bd::StatusCode::kOk);
+          CAPTURE(v);
+          CAPTURE(s);
+          CAPTURE(variant);
+          REQUIRE(dec.token() == kept[plain.token()]);
+          reused += dec.draw_reused_exps();
+          ++draws;
+        }
+      }
+    }
+  }
+  MESSAGE(reused << " of " << draws << " draws read the row's exps");
+  CHECK(reused * 2 > draws);
+  // A list logit edited after the exp pass (penalties after top-p): the
+  // draw recomputes.
+  const std::vector<float> row = LlmRow(20000, rng, 0.8);
+  bd::DecodeOptions o;
+  o.top_p = 0.95f;
+  o.order[0] = bd::StageId::kTopP;
+  o.order[1] = bd::StageId::kPenalties;
+  o.order_len = 2;
+  o.penalties.repetition = 1.5f;
+  o.penalties.last_n = -1;
+  std::vector<int32_t> history;
+  for (int32_t t = 0; t < 20000; t += 7) history.push_back(t);
+  o.history = history.data();
+  o.history_len = history.size();
+  REQUIRE(dec.Sample(row.data(), row.size(), o) == bd::StatusCode::kOk);
+  CHECK_FALSE(dec.draw_reused_exps());
+}
+
 TEST_CASE("UniformDraw is a fixed function of (seed, step)") {
   // Pinned values: any change to the generator changes users' tokens.
   CHECK(bd::UniformDraw(0, 0) == bd::UniformDraw(0, 0));
@@ -341,6 +398,47 @@ TEST_CASE("top-p on a large nucleus (threshold path): ties at the cut keep the l
     const ref::Dist want = ref::Chain(copy, r);
     CHECK(std::find(want.ids.begin(), want.ids.end(), dec.token()) != want.ids.end());
   }
+}
+
+TEST_CASE("top-p with a dense boundary bucket (narrowed by band histograms) matches the float64 chain") {
+  // Logits packed into a few hundredths of a logit: the first histogram's
+  // boundary bucket holds most of the row, so the band is narrowed by
+  // histograms over its own tokens, once or several times; plateaus of ties
+  // stop the narrowing, and the sort finishes.
+  std::mt19937_64 rng(31);
+  bd::Decoder dec;
+  int cases = 0;
+  for (size_t v : {5000, 40000, 150000}) {
+    for (int shape = 0; shape < 4; ++shape) {
+      std::vector<float> row(v);
+      std::uniform_real_distribution<double> u(0.0, 1.0);
+      for (size_t i = 0; i < v; ++i) {
+        const double x = u(rng);
+        switch (shape) {
+          case 0: row[i] = static_cast<float>(0.02 * x); break;           // uniform, dense
+          case 1: row[i] = static_cast<float>(1e-4 * x * x); break;       // denser still
+          case 2: row[i] = static_cast<float>(0.001 * std::floor(8 * x)); break;  // 8 plateaus
+          default: row[i] = static_cast<float>(i % 13 == 0 ? 3.0 + x : 0.01 * x); break;  // a head
+        }
+      }
+      for (double p : {0.1, 0.5, 0.9, 0.99}) {
+        for (float t : {1.0f, 0.5f}) {
+          bd::DecodeOptions o;
+          ref::ChainOptions r;
+          o.top_p = static_cast<float>(p);
+          r.top_p = o.top_p;
+          o.temperature = r.temperature = t;
+          CAPTURE(v);
+          CAPTURE(shape);
+          CAPTURE(p);
+          REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+          CheckMatches(dec, ref::Chain(row, r));
+          ++cases;
+        }
+      }
+    }
+  }
+  MESSAGE(cases << " dense-band top-p cases matched the float64 reference");
 }
 
 TEST_CASE("-0 and +0 tie: the lower id comes first, whichever carries the sign") {

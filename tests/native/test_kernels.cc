@@ -223,7 +223,7 @@ TEST_CASE("ExpF64 is within 2 ulp of exp, and 0 below its floor") {
   CHECK(bd::ExpF64(-708.5) == 0.0);
 }
 
-TEST_CASE("ExpSum / ExpBlockSums / ExpMoments / BandSum / FiniteMoments equal their virtual-lane twins bit for bit") {
+TEST_CASE("ExpSum / ExpBlockSums / SumBlocks / ExpMoments / BandSum / FiniteMoments equal their virtual-lane twins bit for bit") {
   std::mt19937_64 rng(12);
   for (size_t n : Lengths()) {
     std::vector<float> row = RandomRow(n, rng, 0.05);
@@ -240,6 +240,10 @@ TEST_CASE("ExpSum / ExpBlockSums / ExpMoments / BandSum / FiniteMoments equal th
       for (size_t b = 0; b < want_blocks.size(); ++b) REQUIRE(blocks[b] == want_blocks[b]);
       std::vector<float> out(n + 1);
       CHECK(bd::ExpWrite(row.data(), n, max, scale, out.data()) == want);
+      // The draw's sums over exps already written: the same bits.
+      std::vector<float> summed_blocks(bd::NumBlocks(n) + 1, -1.0f);
+      CHECK(bd::SumBlocks(out.data(), n, summed_blocks.data()) == want);
+      for (size_t b = 0; b < want_blocks.size(); ++b) REQUIRE(summed_blocks[b] == want_blocks[b]);
       const bd::ExpMomentSums m = bd::ExpMoments(row.data(), n, max, scale, nullptr);
       CHECK(m.sum_e == want);
       CHECK(m.sum_ex == VirtualLaneTwin(n, [&](size_t i) {
