@@ -177,6 +177,19 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws) {
 
 void KeepLogitAtLeast(Candidates& c, float t, size_t min_keep, Workspace& ws) {
   const size_t n = c.Count();
+  if (!c.truncated) {
+    // The row: gather straight away (no counting pass first); a gather that
+    // removes nothing, or keeps too few, is undone (the row and its sorted
+    // prefix cache, which the gather overwrote, become lazy again).
+    KeepAtLeast(c, t, ws);
+    if (c.size < n && c.size >= std::max<size_t>(min_keep, 1)) return;
+    const size_t kept = c.size;
+    c.truncated = false;
+    c.size = 0;
+    c.sorted = 0;
+    if (kept < n) ApplyTopK(c, std::max<size_t>(min_keep, 1), ws);
+    return;
+  }
   const size_t count = CountCandidatesAtLeast(c, t);
   if (count >= n) return;  // nothing to remove: a full row stays lazy
   if (count >= std::max<size_t>(min_keep, 1)) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "kernels/histogram.h"
@@ -66,8 +67,15 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
   const size_t keep_min = std::max<size_t>(p.min_keep, 1);
   const float max = CandidateMax(c);
   const double temp = c.temperature;
-  float* e = ws.stage_f32.data();
-  const ExpMomentSums m = ExpMoments(s.v, s.len, max, static_cast<float>(1.0 / temp), e);
+  // On the row the exps go where the draw can reuse them (Candidates::row_exp).
+  float* e = c.truncated ? ws.stage_f32.data() : ws.row_exp.data();
+  const float scale = static_cast<float>(1.0 / temp);
+  const ExpMomentSums m = ExpMoments(s.v, s.len, max, scale, e);
+  if (!c.truncated) {
+    c.row_exp = e;
+    c.row_exp_max = max;
+    c.row_exp_scale = scale;
+  }
   const double z = m.sum_e;
   // -log p_i - H = E_p[x] - x_i, x = (l - max) / T: the distance is
   // |l_i - center| / T with center the logit of typical surprise.
@@ -246,9 +254,24 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
   if (kept >= n) return;  // nothing removed: the candidates stay as they are
 
   if (!c.truncated) {
+    // The survivors as a list in ascending ids (the draw's canonical order,
+    // so it needs no sort): a bitmap of the kept ids, then its set bits in
+    // order.
+    uint64_t* bits = ws.sort_scratch.data();
+    const size_t words = (c.vocab + 63) / 64;
+    std::fill(bits, bits + words, uint64_t{0});
     for (size_t j = 0; j < kept; ++j) {
-      ws.ids[j] = out[j];
-      ws.logits[j] = c.row[out[j]];
+      const uint32_t id = static_cast<uint32_t>(out[j]);
+      bits[id >> 6] |= uint64_t{1} << (id & 63);
+    }
+    size_t j = 0;
+    for (size_t w = 0; w < words; ++w) {
+      for (uint64_t word = bits[w]; word != 0; word &= word - 1) {
+        const size_t id = w * 64 + static_cast<size_t>(__builtin_ctzll(word));
+        ws.ids[j] = static_cast<int32_t>(id);
+        ws.logits[j] = c.row[id];
+        ++j;
+      }
     }
     c.ids = ws.ids.data();
     c.logits = ws.logits.data();

@@ -28,9 +28,10 @@ struct TypicalParams {
 // whatever float rounding does to it. (HF's TypicalLogitsWarper stops at
 // cum >= p instead; llama.cpp is followed.)
 //   p >= 1 (or NaN) or a single candidate: no-op. p <= 0 keeps the min_keep
-// most typical tokens. The survivors are left as a list with no order
-// promised beyond c.sorted (0 from a full row; a list keeps what is left of
-// its sorted prefix); llama.cpp leaves them unsorted too.
+// most typical tokens. The survivors are left as a list: from a full row in
+// ascending ids (the draw's canonical order: no sort before it), from a list
+// in the list's own order (what is left of its sorted prefix stays its
+// head); llama.cpp leaves them unsorted too.
 // Method (no sort of the vocabulary): -log p_i - H = c* - x_i with x_i =
 // (l_i - max) / T and c* = E_p[x], so d_i = |l_i - L| / T for the logit
 // L = max + T c*, and every prefix of the distance order is a logit band
