@@ -128,6 +128,7 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
   }
   const size_t want = std::min(m, c.size);
   if (c.sorted >= want) return;
+  c.list_exp = nullptr;  // reordered
   // The unsorted tail holds only entries below the sorted head.
   PartialSortByKey(c.ids + c.sorted, c.logits + c.sorted, c.size - c.sorted,
                    want - c.sorted, ws.keys.data(), ws.sort_scratch.data());
@@ -136,12 +137,14 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
 
 void TruncateToSorted(Candidates& c, size_t j) {
   if (j < c.size) c.probs_valid = false;
+  if (j < c.size || !c.truncated) c.list_exp = nullptr;
   c.truncated = true;
   c.size = j;
   c.sorted = std::min(c.sorted, j);
 }
 
 void KeepAtLeast(Candidates& c, float t, Workspace& ws) {
+  c.list_exp = nullptr;
   if (!c.truncated) {
     c.size = GatherAtLeast(c.row, c.vocab, t, ws.ids.data(), ws.logits.data(), RowBlocks(c));
     c.ids = ws.ids.data();
@@ -172,7 +175,6 @@ float* MutableRow(Candidates& c) {
     c.row_borrowed = false;
   }
   c.blocks_valid = false;  // the caller is about to write
-  c.row_exp = nullptr;
   return c.row;
 }
 
@@ -182,6 +184,7 @@ size_t CountCandidatesAtLeast(const Candidates& c, float t) {
 }
 
 void EditLogit(Candidates& c, int32_t id, float logit) {
+  c.list_exp = nullptr;
   if (!c.truncated) {
     if (id < 0 || static_cast<size_t>(id) >= c.vocab || c.row[id] == -INFINITY) return;
     MutableRow(c)[id] = logit;

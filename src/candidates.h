@@ -52,15 +52,17 @@ struct Candidates {
   double* probs = nullptr;
   bool probs_valid = false;
 
-  // exp((row[i] - row_exp_max) * row_exp_scale) for every i of the row, as
-  // the exp pass computed them (a stage that needed them anyway: top-p,
-  // typical), or null. The draw over a list gathered from the row sums these
-  // instead of recomputing the list's exps (the same bits: SumBlocks). Any
-  // write to the row (MutableRow) drops them; the draw checks each list
-  // logit against the row, so an edited list entry is never read from here.
-  const float* row_exp = nullptr;
-  float row_exp_max = 0.0f;
-  float row_exp_scale = 0.0f;
+  // The list's exps, list-aligned, or null: list_exp[i] =
+  // exp((logits[i] - list_exp_max) * list_exp_scale) exactly as the exp pass
+  // computes it, list_exp_max is the list's max and its ids ascend. Left by a
+  // stage that had them anyway (top-p and typical on the row); the draw sums
+  // them instead of recomputing (SumBlocks: the same bits). Every change to
+  // the list drops them: the helpers below do, and so must a stage that
+  // writes c.logits itself (tests/native/test_decoder.cc checks each stage
+  // after top-p against a decoder that never reuses them).
+  const float* list_exp = nullptr;
+  float list_exp_max = 0.0f;
+  float list_exp_scale = 0.0f;
 
   // Number of candidates (finite logits in the row, or the list size).
   size_t Count() const { return truncated ? size : row_finite; }
@@ -81,6 +83,7 @@ void TruncateToSorted(Candidates& c, size_t j);
 template <class Keep>
 void CompactList(Candidates& c, Keep keep) {
   size_t kept = 0, kept_sorted = 0;
+  c.list_exp = nullptr;
   for (size_t i = 0; i < c.size; ++i) {
     const bool k = keep(i);
     c.ids[kept] = c.ids[i];

@@ -57,41 +57,31 @@ DrawPick WalkBlocks(const float* row, size_t n, float max, float scale,
   return DrawPick{begin + pick, e[pick]};
 }
 
-// One pass over a truncated list before its draw: whether its ids ascend
-// (a canonical walk order), its max, and, when a stage left the row's exps
-// (Candidates::row_exp), the list's exps read from them into out. Those
-// apply only if every list logit is still the row's (exps_valid) and the
-// draw's max and scale are the pass's (checked by the caller).
+// Whether the draw may read a stage's list exps (Candidates::list_exp):
+// cleared only by tests, which compare against a decoder that never does.
+bool g_reuse_list_exps = true;
+
+// Whether the list's ids ascend (a canonical walk order) and its max, in
+// one pass.
 struct ListScan {
   bool ids_ascending;
   float max;
-  bool exps_valid;
 };
-ListScan ScanList(const Candidates& c, float* out) {
-  bool ascending = true, same = c.row_exp != nullptr;
+ListScan ScanList(const Candidates& c) {
+  bool ascending = true;
   float max = -INFINITY;
   int32_t prev = -1;  // ids are >= 0
-  if (same) {
-    for (size_t i = 0; i < c.size; ++i) {
-      const int32_t id = c.ids[i];
-      const float l = c.logits[i];
-      ascending &= prev < id;
-      prev = id;
-      max = std::max(max, l);
-      same &= l == c.row[id];
-      out[i] = c.row_exp[id];
-    }
-  } else {
-    for (size_t i = 0; i < c.size; ++i) {
-      ascending &= prev < c.ids[i];
-      prev = c.ids[i];
-      max = std::max(max, c.logits[i]);
-    }
+  for (size_t i = 0; i < c.size; ++i) {
+    ascending &= prev < c.ids[i];
+    prev = c.ids[i];
+    max = std::max(max, c.logits[i]);
   }
-  return ListScan{ascending, max, same};
+  return ListScan{ascending, max};
 }
 
 }  // namespace
+
+void Decoder::ReuseListExpsForTesting(bool on) { g_reuse_list_exps = on; }
 
 StatusCode Decoder::Fail(StatusCode code, const char* fmt, ...) {
   va_list args;
@@ -338,23 +328,23 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     const double u = UniformDraw(o.seed, step);
     // Canonical orders: sorted, or ascending ids (a gathered list); anything
     // else (a partially sorted list) is sorted first.
-    const ListScan scan = ScanList(c, ws_.stage_f32.data());
+    const float scale = static_cast<float>(1.0 / c.temperature);
+    // A stage's exps of this very list (ascending ids, its max) at this
+    // scale: summed as they are, the same bits as the exp pass below.
+    const bool reuse = g_reuse_list_exps && c.list_exp != nullptr && !c.probs_valid &&
+                       c.list_exp_scale == scale;
+    const ListScan scan = reuse ? ListScan{true, c.list_exp_max} : ScanList(c);
     if (!scan.ids_ascending) EnsureSorted(c, c.size, ws_);
     if (!c.probs_valid) {
       // softmax of the list: the row's draw (one SIMD exp pass with block
-      // sums, then one block), bit-identical on every target. When a stage
-      // already wrote the row's exps at this max and scale, the list's are
-      // read from them: the same values, so the same sums (SumBlocks).
+      // sums, then one block), bit-identical on every target.
       const float max = scan.ids_ascending ? scan.max : CandidateMax(c);
-      const float scale = static_cast<float>(1.0 / c.temperature);
       float* block_sums = ws_.block_sums.data();
-      const bool reuse = scan.ids_ascending && scan.exps_valid && max == c.row_exp_max &&
-                         scale == c.row_exp_scale;
-      const double z = reuse ? SumBlocks(ws_.stage_f32.data(), c.size, block_sums)
+      const double z = reuse ? SumBlocks(c.list_exp, c.size, block_sums)
                              : ExpBlockSums(c.logits, c.size, max, scale, block_sums);
       draw_reused_exps_ = reuse;
       const DrawPick d = WalkBlocks(c.logits, c.size, max, scale, block_sums, u * z,
-                                    ws_.stage_f32.data());
+                                    ws_.tmp_logits.data());
       k_ = c.size;
       token_ = c.ids[d.index];
       p_token = static_cast<double>(d.e) / z;

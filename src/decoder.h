@@ -52,10 +52,12 @@ class Decoder {
   // Bregman, and after Sample, which skips the pass that prices the tail).
   double objective() const { return objective_; }
 
-  // Whether the last Sample drew from a list whose exps it read from a
-  // stage's exp pass over the row instead of recomputing them (a diagnostic:
-  // the tests check that both give the same token).
+  // Whether the last Sample summed a stage's exps of the kept list instead
+  // of recomputing them (a diagnostic: the tests check that both draw the
+  // same token), and a switch for the tests to turn that reuse off (all
+  // decoders of the process).
   bool draw_reused_exps() const { return draw_reused_exps_; }
+  static void ReuseListExpsForTesting(bool on);
 
   // Bytes held by the workspace (for the flat-heap tests).
   size_t WorkspaceBytes() const;

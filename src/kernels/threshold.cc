@@ -91,48 +91,77 @@ size_t CountAtLeastImpl(const float* HWY_RESTRICT row, size_t n, float t,
   return count;
 }
 
-size_t GatherAtLeastImpl(const float* HWY_RESTRICT row, size_t n, float t,
-                         int32_t* HWY_RESTRICT ids_out, float* HWY_RESTRICT vals_out,
-                         const float* HWY_RESTRICT block_max) {
+// The entries with lo <= row[i] (and row[i] < hi when kBelowHi), compacted
+// in index order into ids_out / vals_out, and w[i] into w_out when kWithW.
+template <bool kBelowHi, bool kWithW>
+HWY_INLINE size_t GatherRange(const float* HWY_RESTRICT row, size_t n, float lo, float hi,
+                              int32_t* HWY_RESTRICT ids_out, float* HWY_RESTRICT vals_out,
+                              const float* HWY_RESTRICT block_max, const float* HWY_RESTRICT w,
+                              float* HWY_RESTRICT w_out) {
   const hn::ScalableTag<float> d;
   const hn::RebindToSigned<decltype(d)> di;
   const size_t N = hn::Lanes(d);
-  const auto vt = hn::Set(d, t);
+  const auto vlo = hn::Set(d, lo);
+  const auto vhi = hn::Set(d, hi);
   const auto step = hn::Set(di, static_cast<int32_t>(N));
   size_t count = 0;
-  ForCandidateRuns(n, t, block_max, [&](size_t begin, size_t end) {
+  ForCandidateRuns(n, lo, block_max, [&](size_t begin, size_t end) {
     auto ids = hn::Add(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(begin)));
     size_t i = begin;
     for (; i + N <= end; i += N) {
       const auto v = hn::LoadU(d, row + i);
-      const auto keep = hn::Ge(v, vt);
+      const auto keep = kBelowHi ? hn::And(hn::Ge(v, vlo), hn::Lt(v, vhi)) : hn::Ge(v, vlo);
 #if HWY_TARGET == HWY_WASM
       // No branch: a dense keep pattern (a large nucleus) would mispredict
       // it on most vectors; an empty store lands in the slack.
       const uint32_t bits = WasmMaskBits(keep);
       hn::StoreU(WasmCompress(v, bits), d, vals_out + count);
       hn::StoreU(WasmCompress(ids, bits), di, ids_out + count);
+      if (kWithW) hn::StoreU(WasmCompress(hn::LoadU(d, w + i), bits), d, w_out + count);
       count += static_cast<size_t>(__builtin_popcount(bits));
 #else
       if (!hn::AllFalse(d, keep)) {
         // Compress in registers and store whole vectors (the documented
-        // slack): cheaper than two masked compress-stores on every target.
+        // slack): cheaper than masked compress-stores on every target.
         hn::StoreU(hn::Compress(v, keep), d, vals_out + count);
         hn::StoreU(hn::Compress(ids, hn::RebindMask(di, keep)), di, ids_out + count);
+        if (kWithW) hn::StoreU(hn::Compress(hn::LoadU(d, w + i), keep), d, w_out + count);
         count += hn::CountTrue(d, keep);
       }
 #endif
       ids = hn::Add(ids, step);
     }
     for (; i < end; ++i) {
-      if (row[i] >= t) {
+      if (row[i] >= lo && (!kBelowHi || row[i] < hi)) {
         ids_out[count] = static_cast<int32_t>(i);
         vals_out[count] = row[i];
+        if (kWithW) w_out[count] = w[i];
         ++count;
       }
     }
   });
   return count;
+}
+
+size_t GatherAtLeastImpl(const float* HWY_RESTRICT row, size_t n, float t,
+                         int32_t* HWY_RESTRICT ids_out, float* HWY_RESTRICT vals_out,
+                         const float* HWY_RESTRICT block_max) {
+  return GatherRange<false, false>(row, n, t, 0.0f, ids_out, vals_out, block_max, nullptr,
+                                   nullptr);
+}
+
+size_t GatherAtLeastWithImpl(const float* HWY_RESTRICT row, size_t n, float t,
+                             int32_t* HWY_RESTRICT ids_out, float* HWY_RESTRICT vals_out,
+                             const float* HWY_RESTRICT block_max, const float* HWY_RESTRICT w,
+                             float* HWY_RESTRICT w_out) {
+  return GatherRange<false, true>(row, n, t, 0.0f, ids_out, vals_out, block_max, w, w_out);
+}
+
+size_t GatherInRangeImpl(const float* HWY_RESTRICT row, size_t n, float lo, float hi,
+                         int32_t* HWY_RESTRICT ids_out, float* HWY_RESTRICT vals_out,
+                         const float* HWY_RESTRICT block_max) {
+  return GatherRange<true, false>(row, n, lo, hi, ids_out, vals_out, block_max, nullptr,
+                                  nullptr);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -143,6 +172,8 @@ HWY_AFTER_NAMESPACE();
 namespace bd {
 HWY_EXPORT(CountAtLeastImpl);
 HWY_EXPORT(GatherAtLeastImpl);
+HWY_EXPORT(GatherAtLeastWithImpl);
+HWY_EXPORT(GatherInRangeImpl);
 
 size_t CountAtLeast(const float* row, size_t n, float t, const float* block_max) {
   return HWY_DYNAMIC_DISPATCH(CountAtLeastImpl)(row, n, t, block_max);
@@ -150,6 +181,15 @@ size_t CountAtLeast(const float* row, size_t n, float t, const float* block_max)
 size_t GatherAtLeast(const float* row, size_t n, float t, int32_t* ids_out,
                      float* vals_out, const float* block_max) {
   return HWY_DYNAMIC_DISPATCH(GatherAtLeastImpl)(row, n, t, ids_out, vals_out, block_max);
+}
+size_t GatherAtLeastWith(const float* row, size_t n, float t, int32_t* ids_out, float* vals_out,
+                         const float* block_max, const float* w, float* w_out) {
+  return HWY_DYNAMIC_DISPATCH(GatherAtLeastWithImpl)(row, n, t, ids_out, vals_out, block_max, w,
+                                                     w_out);
+}
+size_t GatherInRange(const float* row, size_t n, float lo, float hi, int32_t* ids_out,
+                     float* vals_out, const float* block_max) {
+  return HWY_DYNAMIC_DISPATCH(GatherInRangeImpl)(row, n, lo, hi, ids_out, vals_out, block_max);
 }
 }  // namespace bd
 #endif  // HWY_ONCE

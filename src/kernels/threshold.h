@@ -20,6 +20,15 @@ size_t CountAtLeast(const float* row, size_t n, float t, const float* block_max 
 size_t GatherAtLeast(const float* row, size_t n, float t, int32_t* ids_out,
                      float* vals_out, const float* block_max = nullptr);
 
+// GatherAtLeast that also carries a parallel array: w_out[j] = w[i] for the
+// j-th entry gathered (the same slack rule for w_out).
+size_t GatherAtLeastWith(const float* row, size_t n, float t, int32_t* ids_out, float* vals_out,
+                         const float* block_max, const float* w, float* w_out);
+
+// The entries with lo <= row[i] < hi, as GatherAtLeast writes them.
+size_t GatherInRange(const float* row, size_t n, float lo, float hi, int32_t* ids_out,
+                     float* vals_out, const float* block_max = nullptr);
+
 constexpr size_t kCompressSlack = 64;
 
 }  // namespace bd

@@ -68,6 +68,7 @@ double ApplyBregman(Candidates& c, const BregmanParams& params, Workspace& ws,
   LogF64ToFloat(ws.bregman.q.data(), r.k, c.logits);
   c.probs = ws.probs.data();
   c.probs_valid = true;
+  c.list_exp = nullptr;
   c.temperature = 1.0;  // the logits are now log q itself
   return r.objective;
 }

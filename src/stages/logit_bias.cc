@@ -60,7 +60,10 @@ void ApplyToList(Candidates& c, const LogitBiasParams& p, Workspace& ws) {
     }
   }
   if (moved) c.sorted = 0;
-  if (moved || removed) c.probs_valid = false;
+  if (moved || removed) {
+    c.probs_valid = false;
+    c.list_exp = nullptr;
+  }
   if (removed) KeepAtLeast(c, -FLT_MAX, ws);  // drops -inf, keeps the order
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "kernels/det_math.h"
@@ -30,12 +31,13 @@ namespace {
 
 // The nucleus is larger than a small sorted prefix: one histogram pass of
 // mass per logit bucket (kMassBuckets buckets over [max - 104 T, max]) finds
-// the bucket that holds the boundary; that bucket is the band [lo, hi). The
-// candidates >= lo are gathered (ascending ids); a band of more than
-// kTopPBand tokens is narrowed by histograms over its own tokens (no pass over
-// the row), then only the band is sorted. The kept set is what the sorted
-// walk would keep: every logit >= hi, then the band in order (logit
-// descending, lower id first) until the mass reaches the target.
+// the bucket that holds the boundary; that bucket is the band [lo, hi). Only
+// the band's tokens are gathered (a band of more than kTopPBand tokens is
+// narrowed by histograms over its own tokens, no pass over the row) and
+// sorted. The kept set is what the sorted walk would keep: every logit >= hi,
+// then the band in order (logit descending, lower id first) until the mass
+// reaches the target. On the row one gather then takes the nucleus with its
+// exps (the draw's list_exp); a list is compacted.
 constexpr size_t kTopPBand = 1024;
 
 // The first bucket b with above + mass[0..b] >= target (the last one when
@@ -49,8 +51,10 @@ size_t BoundaryBucket(const double* mass, double target, double& above) {
 // e: exp((v - max) * scale) of every candidate (ApplyTopP's pass), z their sum.
 void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float scale,
                      const float* e, double z, Workspace& ws) {
-  const float* v = c.truncated ? c.logits : c.row;
-  const size_t count = c.truncated ? c.size : c.vocab;
+  const bool on_row = !c.truncated;
+  const float* v = on_row ? c.row : c.logits;
+  const size_t count = on_row ? c.vocab : c.size;
+  const float* blocks = on_row ? RowBlocks(c) : nullptr;
   const double target = p * (1.0 - 1e-6) * z;
   // Invariant: mass(v >= lo) >= target > mass(v >= hi) = above. Below
   // max - 104 T every e is exactly 0, so the boundary is never there.
@@ -63,30 +67,25 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
                                   : -FLT_MAX;
   float hi = b > 0 ? BucketThreshold(max, inv_width, static_cast<uint32_t>(b))
                    : std::nextafter(max, INFINITY);
-  if (min_keep > 1 && CountCandidatesAtLeast(c, lo) < min_keep) {
+  // Counts matter only for min_keep (a pass, so only then).
+  const size_t count_lo = min_keep > 1 ? CountAtLeast(v, count, lo, blocks) : count;
+  if (count_lo < min_keep) {
     ApplyTopK(c, min_keep, ws);  // the nucleus is smaller still: top min_keep
     return;
   }
-  KeepAtLeast(c, lo, ws);
-  // The band [lo, hi), as positions in the list.
+  // The band [lo, hi): positions in v (ids on the row) and values.
   int32_t* band = ws.tmp_ids.data();
-  size_t n_band = 0;
-  for (size_t i = 0; i < c.size; ++i) {
-    band[n_band] = static_cast<int32_t>(i);
-    n_band += c.logits[i] < hi;
-  }
-  size_t count_hi = c.size - n_band;  // list entries >= hi
-  bool narrowed = false;
+  float* band_v = ws.tmp_logits.data();
+  size_t n_band = GatherInRange(v, count, lo, hi, band, band_v, blocks);
+  size_t count_hi = count_lo - n_band;  // entries >= hi
   // A dense band: the same histogram over the band's tokens alone, with its
   // buckets spanning [lo, hi) (coordinate (hi - v) * width), until the band
-  // is small or a single float wide. Their exps are the pass's (same ExpF32).
-  float* band_v = ws.tmp_logits.data();
-  float* band_e = ws.stage_f32.data();  // e (when it was here) is no longer read
+  // is small or a single float wide. Their exps are the pass's values.
+  float* band_e = on_row ? ws.stage_f32.data() : ws.row_exp.data();  // free here
   while (n_band > kTopPBand) {
     const float sub_inv = static_cast<float>(kMassBuckets / (static_cast<double>(hi) - lo));
     if (!(sub_inv > 0.0f) || !std::isfinite(sub_inv)) break;
-    for (size_t j = 0; j < n_band; ++j) band_v[j] = c.logits[band[j]];
-    ExpWrite(band_v, n_band, max, scale, band_e);
+    for (size_t j = 0; j < n_band; ++j) band_e[j] = e[band[j]];
     MassHistogram(band_v, band_e, n_band, hi, sub_inv, mass, nullptr);
     const size_t b2 = BoundaryBucket(mass, target, above);
     const float lo2 = std::max(
@@ -99,40 +98,68 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
       if (x >= hi2) {
         ++count_hi;
       } else if (x >= lo2) {
-        band[kept_band++] = band[j];
+        band[kept_band] = band[j];
+        band_v[kept_band] = x;
+        ++kept_band;
       }
     }
-    narrowed = true;
     if (kept_band == n_band) break;  // no progress (a plateau of ties)
     n_band = kept_band;
     lo = lo2;
     hi = hi2;
   }
-  // The band, sorted; walk it on from the mass above it.
-  std::sort(band, band + n_band, [&c](int32_t a, int32_t b) {
-    return c.logits[a] > c.logits[b] || (c.logits[a] == c.logits[b] && c.ids[a] < c.ids[b]);
+  // The band, sorted (logit descending, lower id first); walk it on from
+  // the mass above it. The cut: the last kept band entry (cut_logit,
+  // cut_id); the whole band when the walk runs out of it (rounding).
+  auto id_of = [&c, on_row](int32_t pos) { return on_row ? pos : c.ids[pos]; };
+  uint64_t* order = ws.keys.data();
+  for (size_t j = 0; j < n_band; ++j) order[j] = j;
+  std::sort(order, order + n_band, [&](uint64_t a, uint64_t b) {
+    return band_v[a] > band_v[b] || (band_v[a] == band_v[b] && id_of(band[a]) < id_of(band[b]));
   });
-  size_t last = n_band;  // band entries [0, last) are kept
+  size_t last = n_band;  // sorted band entries [0, last) are kept
   double cum = above;
   for (size_t j = 0; j < n_band; ++j) {
-    cum += ExpF64((static_cast<double>(c.logits[band[j]]) - max) / c.temperature);
+    cum += ExpF64((static_cast<double>(band_v[order[j]]) - max) / c.temperature);
     if (cum >= target && count_hi + j + 1 >= min_keep) {
       last = j + 1;
       break;
     }
   }
-  // Entries below the band stay in the list only when narrowing dropped
-  // some; the walk ran out of band: keep it all.
-  if (last == n_band && !narrowed) return;
-  if (n_band == 0) {
-    CompactList(c, [&c, hi](size_t i) { return c.logits[i] >= hi; });
+  // Kept: logit > cut_logit, or == cut_logit with id <= cut_id.
+  // An empty band (only by rounding) keeps v >= lo, i.e. v >= hi.
+  float cut_logit = lo;
+  int32_t cut_id = INT32_MAX;
+  bool ties_dropped = false;  // an entry == cut_logit with id > cut_id exists
+  if (last > 0) {
+    cut_logit = band_v[order[last - 1]];
+    cut_id = id_of(band[order[last - 1]]);
+    ties_dropped = last < n_band && band_v[order[last]] == cut_logit;
+  }
+  if (!on_row) {
+    CompactList(c, [&c, cut_logit, cut_id](size_t i) {
+      return (c.logits[i] > cut_logit) | ((c.logits[i] == cut_logit) & (c.ids[i] <= cut_id));
+    });
     return;
   }
-  const float cut_logit = c.logits[band[last - 1]];
-  const int32_t cut_id = c.ids[band[last - 1]];
-  CompactList(c, [&c, cut_logit, cut_id](size_t i) {
-    return (c.logits[i] > cut_logit) | ((c.logits[i] == cut_logit) & (c.ids[i] <= cut_id));
-  });
+  // The row: the nucleus in ascending ids with its exps, in one gather.
+  float* list_exp = ws.stage_f32.data();
+  c.size = GatherAtLeastWith(c.row, c.vocab, cut_logit, ws.ids.data(), ws.logits.data(), blocks,
+                             e, list_exp);
+  c.ids = ws.ids.data();
+  c.logits = ws.logits.data();
+  c.sorted = 0;
+  c.truncated = true;
+  c.probs_valid = false;
+  if (ties_dropped) {
+    CompactList(c, [&c, cut_logit, cut_id](size_t i) {
+      return (c.logits[i] > cut_logit) | (c.ids[i] <= cut_id);
+    });
+    return;  // CompactList dropped list_exp (this rare case recomputes)
+  }
+  c.list_exp = list_exp;
+  c.list_exp_max = max;
+  c.list_exp_scale = scale;
 }
 
 }  // namespace
@@ -146,15 +173,11 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws) {
   const float* v = c.truncated ? c.logits : c.row;
   const size_t len = c.truncated ? c.size : c.vocab;
   const bool large = n > kTopPSortedPrefix;
-  // On the row the exps go where the draw can reuse them (Candidates::row_exp).
+  // On the row the exps go to row_exp, so the nucleus can carry them to the
+  // draw (Candidates::list_exp).
   float* e = c.truncated ? ws.stage_f32.data() : ws.row_exp.data();
   const float scale = static_cast<float>(1.0 / c.temperature);
   const double z = large ? ExpWrite(v, len, max, scale, e) : CandidateExpSum(c, max);
-  if (large && !c.truncated) {
-    c.row_exp = e;
-    c.row_exp_max = max;
-    c.row_exp_scale = scale;
-  }
   const double target = p * (1.0 - 1e-6) * z;  // compare unnormalised mass
   double cum = 0.0;
   size_t i = 0;

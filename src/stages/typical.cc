@@ -67,15 +67,11 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
   const size_t keep_min = std::max<size_t>(p.min_keep, 1);
   const float max = CandidateMax(c);
   const double temp = c.temperature;
-  // On the row the exps go where the draw can reuse them (Candidates::row_exp).
+  // On the row the exps go to row_exp, so the survivors can carry them to
+  // the draw (Candidates::list_exp).
   float* e = c.truncated ? ws.stage_f32.data() : ws.row_exp.data();
   const float scale = static_cast<float>(1.0 / temp);
   const ExpMomentSums m = ExpMoments(s.v, s.len, max, scale, e);
-  if (!c.truncated) {
-    c.row_exp = e;
-    c.row_exp_max = max;
-    c.row_exp_scale = scale;
-  }
   const double z = m.sum_e;
   // -log p_i - H = E_p[x] - x_i, x = (l - max) / T: the distance is
   // |l_i - center| / T with center the logit of typical surprise.
@@ -264,12 +260,18 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
       const uint32_t id = static_cast<uint32_t>(out[j]);
       bits[id >> 6] |= uint64_t{1} << (id & 63);
     }
+    // With their exps (at the row's max): the draw's list_exp when the
+    // survivors keep that max.
+    float* list_exp = ws.stage_f32.data();
+    float kept_max = -INFINITY;
     size_t j = 0;
     for (size_t w = 0; w < words; ++w) {
       for (uint64_t word = bits[w]; word != 0; word &= word - 1) {
         const size_t id = w * 64 + static_cast<size_t>(__builtin_ctzll(word));
         ws.ids[j] = static_cast<int32_t>(id);
         ws.logits[j] = c.row[id];
+        list_exp[j] = e[id];
+        kept_max = std::max(kept_max, c.row[id]);
         ++j;
       }
     }
@@ -279,6 +281,9 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
     c.sorted = 0;
     c.truncated = true;
     c.probs_valid = false;
+    c.list_exp = kept_max == max ? list_exp : nullptr;
+    c.list_exp_max = max;
+    c.list_exp_scale = scale;
     return;
   }
   // A list: compact in place, keeping the list order (and what is left of

@@ -173,19 +173,21 @@ TEST_CASE("seeded draws: deterministic, and the empirical law matches p") {
 }
 
 TEST_CASE("a draw from a list gathered from the row is the row draw of that list (exps reused)") {
-  // Top-p on a large nucleus writes the row's exps; the draw over the kept
-  // list (ascending ids) reads them instead of recomputing. It must draw what
-  // the untruncated draw draws from the list's logits alone, in id order.
+  // Top-p on a large nucleus and typical leave the kept list's exps; the
+  // draw over the list (ascending ids) sums them instead of recomputing. It
+  // must draw what the untruncated draw draws from the list's logits alone,
+  // in id order.
   std::mt19937_64 rng(23);
   bd::Decoder dec, plain;
   size_t reused = 0, draws = 0;
   for (size_t v : {3000, 32000, 100000}) {
     for (double s : {0.5, 0.8, 1.1}) {
       const std::vector<float> row = LlmRow(v, rng, s);
-      for (int variant = 0; variant < 3; ++variant) {
+      for (int variant = 0; variant < 4; ++variant) {
         bd::DecodeOptions o;
-        o.top_p = variant == 0 ? 0.9f : 0.99f;
+        if (variant < 3) o.top_p = variant == 0 ? 0.9f : 0.99f;
         if (variant == 2) o.min_p = 0.01f;  // a second truncation of the gathered list
+        if (variant == 3) o.typical.p = 0.9f;
         REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
         std::vector<int32_t> kept(dec.ids(), dec.ids() + dec.k());
         std::sort(kept.begin(), kept.end());
@@ -211,22 +213,78 @@ TEST_CASE("a draw from a list gathered from the row is the row draw of that list
   }
   MESSAGE(reused << " of " << draws << " draws read the row's exps");
   CHECK(reused * 2 > draws);
-  // A list logit edited after the exp pass (penalties after top-p): the
-  // draw recomputes.
-  const std::vector<float> row = LlmRow(20000, rng, 0.8);
-  bd::DecodeOptions o;
-  o.top_p = 0.95f;
-  o.order[0] = bd::StageId::kTopP;
-  o.order[1] = bd::StageId::kPenalties;
-  o.order_len = 2;
-  o.penalties.repetition = 1.5f;
-  o.penalties.last_n = -1;
+}
+
+TEST_CASE("every stage after top-p / typical: the draw equals a decoder's that never reuses list exps") {
+  // top-p and typical (on the row) leave the kept list's exps for the draw;
+  // any later stage that changes the list must drop them. Each stage, in
+  // random mixed chains after the producer, against the same chain with the
+  // reuse switched off (which always recomputes the exps).
+  std::mt19937_64 rng(29);
+  bd::Decoder dec;
+  const size_t v = 6000;
+  const std::vector<float> row = LlmRow(v, rng, 0.7);
   std::vector<int32_t> history;
-  for (int32_t t = 0; t < 20000; t += 7) history.push_back(t);
-  o.history = history.data();
-  o.history_len = history.size();
-  REQUIRE(dec.Sample(row.data(), row.size(), o) == bd::StatusCode::kOk);
-  CHECK_FALSE(dec.draw_reused_exps());
+  for (int i = 0; i < 300; ++i) history.push_back(static_cast<int32_t>(rng() % 400));
+  const int32_t bias_ids[] = {1, 5, 9, 77, 300};
+  const float bias[] = {2.0f, -1.0f, 0.5f, -INFINITY, 3.0f};
+  const int32_t banned[] = {2, 4, 6};
+  const bd::StageId later[] = {
+      bd::StageId::kLogitBias, bd::StageId::kPenalties, bd::StageId::kDry,
+      bd::StageId::kNoRepeatNgram, bd::StageId::kTopNSigma, bd::StageId::kTopK,
+      bd::StageId::kMinP, bd::StageId::kXtc, bd::StageId::kEpsilon, bd::StageId::kEta,
+      bd::StageId::kTemperature, bd::StageId::kMirostat, bd::StageId::kBregman,
+      bd::StageId::kTypical, bd::StageId::kTopP};
+  size_t reused = 0, compared = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    bd::DecodeOptions o;
+    o.top_p = 0.95f;
+    o.typical.p = 0.97f;
+    o.order[0] = trial % 2 ? bd::StageId::kTypical : bd::StageId::kTopP;
+    o.order_len = 1;
+    if (trial % 3 != 0) {  // one to three later stages (trial % 3 == 0: none)
+      const size_t extra = 1 + rng() % 3;
+      for (size_t k = 0; k < extra; ++k) o.order[o.order_len++] = later[rng() % std::size(later)];
+    }
+    o.logit_bias.ids = bias_ids;
+    o.logit_bias.bias = bias;
+    o.logit_bias.n = 5;
+    o.logit_bias.banned = banned;
+    o.logit_bias.n_banned = 3;
+    o.penalties.repetition = 1.3f;
+    o.penalties.presence = 0.2f;
+    o.dry.multiplier = 0.8f;
+    o.no_repeat_ngram.size = 3;
+    o.top_n_sigma.n = 2.5f;
+    o.top_k = 3000;
+    o.min_p = 0.001f;
+    o.xtc.probability = 0.7f;
+    o.xtc.threshold = 0.02f;
+    o.epsilon.epsilon = 1e-6f;
+    o.eta.eta = 1e-6f;
+    o.temperature = trial % 4 == 1 ? 0.8f : 1.0f;
+    o.mirostat_enabled = trial % 5 == 0;
+    o.bregman_enabled = trial % 7 == 0;
+    o.bregman.alpha = 1.5;
+    o.bregman.lambda = 1e-4;
+    o.history = history.data();
+    o.history_len = history.size();
+    o.seed = 9;
+    o.step = static_cast<uint64_t>(trial);
+    CAPTURE(trial);
+    bd::Decoder::ReuseListExpsForTesting(true);
+    REQUIRE(dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
+    const int32_t with_reuse = dec.token();
+    reused += dec.draw_reused_exps();
+    bd::Decoder::ReuseListExpsForTesting(false);
+    REQUIRE(dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
+    CHECK_FALSE(dec.draw_reused_exps());
+    REQUIRE(dec.token() == with_reuse);
+    ++compared;
+  }
+  bd::Decoder::ReuseListExpsForTesting(true);
+  MESSAGE(reused << " of " << compared << " draws read the producer's exps");
+  CHECK(reused > compared / 10);
 }
 
 TEST_CASE("UniformDraw is a fixed function of (seed, step)") {
