@@ -1,5 +1,6 @@
 #include "chain.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "stages/stages.h"
@@ -28,6 +29,72 @@ const char* StageName(StageId id) {
   return "?";
 }
 
+namespace {
+
+// One stage's apply, as the chain calls it (llama.cpp's llama_sampler_i
+// apply): each stage a separate function reached through this table, so the
+// compiler keeps them apart (a wasm engine optimises small functions better
+// than one that inlines the whole chain).
+struct StageCall {
+  Candidates& c;
+  const DecodeOptions& o;
+  bool greedy;
+  const MirostatState* mirostat;
+  Workspace& ws;
+  const StageContext& ctx;
+  size_t min_keep;
+  ChainOutcome& out;
+};
+using StageFn = void (*)(StageCall&);
+
+void CallLogitBias(StageCall& a) { ApplyLogitBias(a.c, a.o.logit_bias, a.ws, a.ctx); }
+void CallPenalties(StageCall& a) { ApplyPenalties(a.c, a.o.penalties, a.ws, a.ctx); }
+void CallDry(StageCall& a) { ApplyDry(a.c, a.o.dry, a.ws, a.ctx); }
+void CallNoRepeatNgram(StageCall& a) { ApplyNoRepeatNgram(a.c, a.o.no_repeat_ngram, a.ws, a.ctx); }
+void CallTopNSigma(StageCall& a) { ApplyTopNSigma(a.c, a.o.top_n_sigma, a.ws, a.ctx); }
+void CallTopK(StageCall& a) {
+  if (a.o.top_k > 0) ApplyTopK(a.c, std::max(static_cast<size_t>(a.o.top_k), a.min_keep), a.ws);
+}
+void CallTypical(StageCall& a) { ApplyTypical(a.c, a.o.typical, a.ws, a.ctx); }
+void CallTopP(StageCall& a) { ApplyTopP(a.c, a.o.top_p, a.min_keep, a.ws); }
+void CallMinP(StageCall& a) { ApplyMinP(a.c, a.o.min_p, a.min_keep, a.ws); }
+void CallXtc(StageCall& a) { ApplyXtc(a.c, a.o.xtc, a.ws, a.ctx); }
+void CallEpsilon(StageCall& a) { ApplyEpsilon(a.c, a.o.epsilon, a.ws, a.ctx); }
+void CallEta(StageCall& a) { ApplyEta(a.c, a.o.eta, a.ws, a.ctx); }
+void CallTemperature(StageCall& a) {
+  if (a.greedy) return;
+  if (a.o.dynatemp.range > 0.0f) {
+    ApplyDynamicTemperature(a.c, a.o.dynatemp, a.ws, a.ctx);
+  } else {
+    ApplyTemperature(a.c, a.o.temperature);
+  }
+}
+void CallMirostat(StageCall& a) {
+  if (a.greedy || !a.o.mirostat_enabled) return;
+  if (a.mirostat != nullptr) {
+    ApplyMirostat(a.c, a.o.mirostat, *a.mirostat, a.ws, a.ctx);
+  } else {
+    MirostatState initial;
+    MirostatReset(initial, a.o.mirostat);
+    ApplyMirostat(a.c, a.o.mirostat, initial, a.ws, a.ctx);
+  }
+}
+void CallBregman(StageCall& a) {
+  if (!a.greedy && a.o.bregman_enabled) {
+    a.out.objective = ApplyBregman(a.c, a.o.bregman, a.ws, a.ctx.want_objective);
+  }
+}
+
+// Indexed by StageId.
+constexpr StageFn kStageFns[] = {
+    CallLogitBias, CallPenalties, CallDry,     CallNoRepeatNgram, CallTopNSigma,
+    CallTopK,      CallTypical,   CallTopP,    CallMinP,          CallXtc,
+    CallEpsilon,   CallEta,       CallTemperature, CallMirostat,  CallBregman};
+static_assert(sizeof(kStageFns) / sizeof(kStageFns[0]) == static_cast<size_t>(StageId::kCount),
+              "one entry per StageId, in its order");
+
+}  // namespace
+
 ChainOutcome RunStages(Candidates& c, const DecodeOptions& o, bool greedy,
                        const MirostatState* mirostat, Workspace& ws,
                        const StageContext& ctx) {
@@ -35,47 +102,10 @@ ChainOutcome RunStages(Candidates& c, const DecodeOptions& o, bool greedy,
   const StageId* order = o.order_len ? o.order : kDefaultOrder;
   const size_t n = o.order_len ? o.order_len : sizeof(kDefaultOrder) / sizeof(kDefaultOrder[0]);
   const size_t min_keep = static_cast<size_t>(o.min_keep > 1 ? o.min_keep : 1);
+  StageCall call{c, o, greedy, mirostat, ws, ctx, min_keep, out};
   for (size_t s = 0; s < n && c.Count() > 0; ++s) {
-    switch (order[s]) {
-      case StageId::kLogitBias: ApplyLogitBias(c, o.logit_bias, ws, ctx); break;
-      case StageId::kPenalties: ApplyPenalties(c, o.penalties, ws, ctx); break;
-      case StageId::kDry: ApplyDry(c, o.dry, ws, ctx); break;
-      case StageId::kNoRepeatNgram: ApplyNoRepeatNgram(c, o.no_repeat_ngram, ws, ctx); break;
-      case StageId::kTopNSigma: ApplyTopNSigma(c, o.top_n_sigma, ws, ctx); break;
-      case StageId::kTopK:
-        if (o.top_k > 0) ApplyTopK(c, std::max(static_cast<size_t>(o.top_k), min_keep), ws);
-        break;
-      case StageId::kTypical: ApplyTypical(c, o.typical, ws, ctx); break;
-      case StageId::kTopP: ApplyTopP(c, o.top_p, min_keep, ws); break;
-      case StageId::kMinP: ApplyMinP(c, o.min_p, min_keep, ws); break;
-      case StageId::kXtc: ApplyXtc(c, o.xtc, ws, ctx); break;
-      case StageId::kEpsilon: ApplyEpsilon(c, o.epsilon, ws, ctx); break;
-      case StageId::kEta: ApplyEta(c, o.eta, ws, ctx); break;
-      case StageId::kTemperature:
-        if (greedy) break;
-        if (o.dynatemp.range > 0.0f) {
-          ApplyDynamicTemperature(c, o.dynatemp, ws, ctx);
-        } else {
-          ApplyTemperature(c, o.temperature);
-        }
-        break;
-      case StageId::kMirostat:
-        if (greedy || !o.mirostat_enabled) break;
-        if (mirostat != nullptr) {
-          ApplyMirostat(c, o.mirostat, *mirostat, ws, ctx);
-        } else {
-          MirostatState initial;
-          MirostatReset(initial, o.mirostat);
-          ApplyMirostat(c, o.mirostat, initial, ws, ctx);
-        }
-        break;
-      case StageId::kBregman:
-        if (!greedy && o.bregman_enabled) {
-          out.objective = ApplyBregman(c, o.bregman, ws, ctx.want_objective);
-        }
-        break;
-      case StageId::kCount: break;
-    }
+    const size_t id = static_cast<size_t>(order[s]);
+    if (id < sizeof(kStageFns) / sizeof(kStageFns[0])) kStageFns[id](call);
   }
   return out;
 }

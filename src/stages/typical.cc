@@ -12,6 +12,7 @@
 
 #include "kernels/histogram.h"
 #include "kernels/moments.h"
+#include "kernels/row_scan.h"
 #include "kernels/threshold.h"
 
 namespace bd {
@@ -251,27 +252,35 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
 
   if (!c.truncated) {
     // The survivors as a list in ascending ids (the draw's canonical order,
-    // so it needs no sort): a bitmap of the kept ids, then its set bits in
-    // order.
+    // so it needs no sort): a bitmap of the kept ids (most of them come in
+    // ascending runs, so each word is built in a register), then its set
+    // bits in order, with their exps: the draw's list_exp when the row's
+    // (first) maximum survives, which makes the row's max the list's.
     uint64_t* bits = ws.sort_scratch.data();
     const size_t words = (c.vocab + 63) / 64;
     std::fill(bits, bits + words, uint64_t{0});
+    size_t word_at = 0;
+    uint64_t word = 0;
     for (size_t j = 0; j < kept; ++j) {
       const uint32_t id = static_cast<uint32_t>(out[j]);
-      bits[id >> 6] |= uint64_t{1} << (id & 63);
+      if ((id >> 6) != word_at) {
+        bits[word_at] |= word;
+        word_at = id >> 6;
+        word = 0;
+      }
+      word |= uint64_t{1} << (id & 63);
     }
-    // With their exps (at the row's max): the draw's list_exp when the
-    // survivors keep that max.
+    bits[word_at] |= word;
+    const size_t top = FindFirstEqual(c.row, c.vocab, max, RowBlocks(c));
+    const bool max_kept = top < c.vocab && ((bits[top >> 6] >> (top & 63)) & 1u);
     float* list_exp = ws.stage_f32.data();
-    float kept_max = -INFINITY;
     size_t j = 0;
     for (size_t w = 0; w < words; ++w) {
-      for (uint64_t word = bits[w]; word != 0; word &= word - 1) {
-        const size_t id = w * 64 + static_cast<size_t>(__builtin_ctzll(word));
+      for (uint64_t set = bits[w]; set != 0; set &= set - 1) {
+        const size_t id = w * 64 + static_cast<size_t>(__builtin_ctzll(set));
         ws.ids[j] = static_cast<int32_t>(id);
         ws.logits[j] = c.row[id];
-        list_exp[j] = e[id];
-        kept_max = std::max(kept_max, c.row[id]);
+        if (max_kept) list_exp[j] = e[id];
         ++j;
       }
     }
@@ -281,7 +290,7 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
     c.sorted = 0;
     c.truncated = true;
     c.probs_valid = false;
-    c.list_exp = kept_max == max ? list_exp : nullptr;
+    c.list_exp = max_kept ? list_exp : nullptr;
     c.list_exp_max = max;
     c.list_exp_scale = scale;
     return;
