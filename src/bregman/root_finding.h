@@ -22,15 +22,21 @@ namespace bregman_detail {
 //
 // A Newton step below newton_tol * |x| ends the iteration: quadratic
 // convergence leaves an error of order step^2, far below rounding (and a
-// step below half an ulp would not move x at all). A bisection ends it only
-// once the bracket itself is a few ulp wide.
+// step below half an ulp would not move x at all). So does a step whose
+// successor is predicted below kPredictedTol * |x|: two Newton steps in a
+// row measure the quadratic constant c = |s_n| / s_{n-1}^2, the error left
+// after x_n - s_n is about c s_n^2, and when that is far below the tolerance
+// the confirming evaluation (a pass over the support) is skipped. A
+// bisection ends it only once the bracket itself is a few ulp wide.
 template <class Eval>
 double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
                          double newton_tol = 1e-12, int max_iter = 200) {
   constexpr double kBracketTol = 4.4e-16;
+  constexpr double kPredictedTol = 1e-15;
   double x = x0;
   double step_before_last = hi - lo;
   double last_step = step_before_last;
+  double last_newton = 0.0;  // |the previous step| when it was Newton's, else 0
   for (int it = 0; it < max_iter; ++it) {
     double f = 0.0, df = 0.0;
     eval(x, &f, &df);
@@ -46,12 +52,17 @@ double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
     // NaN (from an infinite f or df) fails every comparison: bisect.
     const bool newton_ok = next > lo && next < hi &&
                            std::fabs(2.0 * f) <= std::fabs(step_before_last * df);
+    if (newton_ok && last_newton > 0.0 && std::fabs(step) <= 1e-3 * last_newton) {
+      const double c = std::fabs(step) / (last_newton * last_newton);
+      if (c * step * step <= kPredictedTol * std::fabs(x)) return next;
+    }
     step_before_last = last_step;
     if (!newton_ok) {
       next = lo > 0.0 && hi > 4.0 * lo ? std::sqrt(lo) * std::sqrt(hi)
                                        : lo + 0.5 * (hi - lo);
       if (hi - lo <= kBracketTol * std::fabs(next)) return next;
     }
+    last_newton = newton_ok ? std::fabs(step) : 0.0;
     last_step = next - x;
     x = next;
   }
