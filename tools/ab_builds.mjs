@@ -1,0 +1,47 @@
+// Side-by-side A/B of two (or more) builds of the package in one Node process:
+// each build's dist/ loaded as its own wasm instance, the calls interleaved
+// round by round so machine noise hits them alike; min / median ms per call.
+//   node tools/ab_builds.mjs OLD_DIST NEW_DIST [...]
+// (a dist/ folder per build, e.g. from `git worktree add` + `npm run build`).
+// Rows: bench/suite.mjs's LLM-shaped and flat rows at V = 262144.
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { makeRow } from '../bench/suite.mjs';
+
+const V = Number(process.env.AB_V ?? 262144);
+const ROUNDS = Number(process.env.AB_ROUNDS ?? 41);
+const dirs = process.argv.slice(2);
+if (dirs.length < 2) {
+  console.error('usage: node tools/ab_builds.mjs OLD_DIST NEW_DIST [...]');
+  process.exit(2);
+}
+const mods = [];
+for (const d of dirs) mods.push((await import(pathToFileURL(path.resolve(d, 'node.mjs')).href)).load());
+const bds = await Promise.all(mods);
+const configs = [
+  ['top_p 0.9 sample', { top_p: 0.9 }],
+  ['typical 0.9 sample', { typical_p: 0.9 }],
+  ['min_p 0.05 sample', { min_p: 0.05 }],
+  ['top_p 0.9 decode', { top_p: 0.9 }, true],
+];
+const cases = [];
+for (const kind of ['llm', 'flat']) {
+  const row = makeRow(kind, V, 1);
+  for (const [name, o, decode] of configs) cases.push([`${kind} ${name}`, row, o, decode]);
+}
+const times = cases.map(() => bds.map(() => []));
+for (let r = 0; r < ROUNDS; ++r) {
+  cases.forEach(([, row, o, decode], c) => bds.forEach((bd, b) => {
+    const t0 = performance.now();
+    for (let i = 0; i < 5; ++i) decode ? bd.decode(row, o) : bd.sample(row, { ...o, seed: 1, step: i });
+    times[c][b].push((performance.now() - t0) / 5);
+  }));
+}
+console.log(`V = ${V}, ${ROUNDS} rounds x 5 calls, min / median ms per call`);
+cases.forEach(([name], c) => {
+  const cols = times[c].map((t, b) => {
+    t.sort((x, y) => x - y);
+    return `${path.basename(path.dirname(path.resolve(dirs[b])))}/${path.basename(dirs[b])} ${t[0].toFixed(3)} / ${t[t.length >> 1].toFixed(3)}`;
+  });
+  console.log(name.padEnd(24), cols.join('   '));
+});
