@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -22,6 +23,7 @@
 #include "kernels/exp_f64.h"
 #include "kernels/moments.h"
 #include "kernels/row_scan.h"
+#include "kernels/threshold.h"
 #include "kernels/softmax.h"
 #include "kernels/support_map.h"
 #include "kernels/scaled_exp.h"
@@ -349,6 +351,58 @@ TEST_CASE("every target: ScaledExpF64 gives ExpFullF64's bits element by element
     }
   });
   MESSAGE(checked << " values checked");
+  CHECK(mismatches == 0);
+}
+
+TEST_CASE("every target: GatherInRange and GatherAtLeastWith equal a scalar filter") {
+  // Rows with ties at the bounds, -inf and every length around the vector
+  // widths; with and without block maxima; only the documented slack past
+  // the count may be written.
+  size_t checked = 0, mismatches = 0;
+  ForEachTarget([&] {
+    for (size_t n : {size_t{0}, size_t{1}, size_t{3}, size_t{17}, size_t{255}, size_t{256},
+                     size_t{257}, size_t{1000}, size_t{4099}}) {
+      std::vector<float> row(n), w(n);
+      for (size_t i = 0; i < n; ++i) {
+        const uint64_t h = bd::Mix64(i * 31 + n);
+        row[i] = h % 17 == 0 ? -INFINITY : static_cast<float>(h % 41) * 0.25f - 5.0f;
+        w[i] = static_cast<float>(i) + 0.5f;
+      }
+      std::vector<float> blocks(bd::NumBlocks(n) + 1);
+      bd::ScanRow(row.data(), n, blocks.data());
+      for (const float* bm : {static_cast<const float*>(nullptr), static_cast<const float*>(blocks.data())}) {
+        for (float lo : {-INFINITY, -FLT_MAX, -2.0f, 0.0f, 4.75f, 6.0f}) {
+          for (float hi : {-1.0f, 0.0f, 3.25f, INFINITY}) {
+            std::vector<int32_t> want;
+            for (size_t i = 0; i < n; ++i) {
+              if (row[i] >= lo && row[i] < hi) want.push_back(static_cast<int32_t>(i));
+            }
+            const size_t room = n + bd::kCompressSlack + 8;
+            std::vector<int32_t> ids(room, -7);
+            std::vector<float> vals(room, -7.0f), w_out(room, -7.0f);
+            const size_t got = bd::GatherInRange(row.data(), n, lo, hi, ids.data(), vals.data(), bm);
+            mismatches += got != want.size();
+            for (size_t j = 0; j < std::min(got, want.size()); ++j) {
+              mismatches += ids[j] != want[j] || vals[j] != row[static_cast<size_t>(want[j])];
+            }
+            for (size_t j = got + bd::kCompressSlack; j < room; ++j) mismatches += ids[j] != -7;
+            if (hi != INFINITY) continue;
+            std::fill(ids.begin(), ids.end(), -7);
+            const size_t got_w = bd::GatherAtLeastWith(row.data(), n, lo, ids.data(), vals.data(),
+                                                       bm, w.data(), w_out.data());
+            mismatches += got_w != want.size();
+            for (size_t j = 0; j < std::min(got_w, want.size()); ++j) {
+              const size_t i = static_cast<size_t>(want[j]);
+              mismatches += ids[j] != want[j] || vals[j] != row[i] || w_out[j] != w[i];
+            }
+            for (size_t j = got_w + bd::kCompressSlack; j < room; ++j) mismatches += w_out[j] != -7.0f;
+            ++checked;
+          }
+        }
+      }
+    }
+  });
+  MESSAGE(checked << " gathers checked");
   CHECK(mismatches == 0);
 }
 
