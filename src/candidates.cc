@@ -114,12 +114,26 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
                      : NAN;
     if (want >= c.row_finite) t = -FLT_MAX;
     if (t != t) t = ThresholdForTop(c.row, c.vocab, c.row_max, want, c.row_finite, blocks);
-    const size_t n = GatherAtLeast(c.row, c.vocab, t, ws.tmp_ids.data(),
-                                   ws.tmp_logits.data(), blocks);
-    PartialSortByKey(ws.tmp_ids.data(), ws.tmp_logits.data(), n, want, ws.keys.data(),
-                     ws.sort_scratch.data());
-    std::memcpy(ws.ids.data(), ws.tmp_ids.data(), want * sizeof(int32_t));
-    std::memcpy(ws.logits.data(), ws.tmp_logits.data(), want * sizeof(float));
+    int32_t* g_ids = ws.tmp_ids.data();
+    float* g_logits = ws.tmp_logits.data();
+    size_t n = GatherAtLeast(c.row, c.vocab, t, g_ids, g_logits, blocks);
+    // The prefix already sorted (the top c.size, in ws.ids / ws.logits)
+    // stays: only what follows it in the order is selected and sorted, so
+    // a growing prefix sorts each entry once.
+    const size_t have = c.size;
+    if (have > 0) {
+      const uint64_t last = OrderKey(ws.logits[have - 1], ws.ids[have - 1]);
+      size_t kept = 0;
+      for (size_t i = 0; i < n; ++i) {
+        g_ids[kept] = g_ids[i];
+        g_logits[kept] = g_logits[i];
+        kept += OrderKey(g_logits[i], g_ids[i]) < last;
+      }
+      n = kept;
+    }
+    PartialSortByKey(g_ids, g_logits, n, want - have, ws.keys.data(), ws.sort_scratch.data());
+    std::memcpy(ws.ids.data() + have, g_ids, (want - have) * sizeof(int32_t));
+    std::memcpy(ws.logits.data() + have, g_logits, (want - have) * sizeof(float));
     c.ids = ws.ids.data();
     c.logits = ws.logits.data();
     c.size = want;
