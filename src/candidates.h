@@ -69,7 +69,9 @@ struct Candidates {
 };
 
 // Ensures the first min(m, Count()) candidates in order are available in
-// c.ids / c.logits. Cost: O(V) SIMD passes plus a sort of about m survivors.
+// c.ids / c.logits. Cost: O(V) SIMD passes plus a sort of the survivors it
+// adds (a prefix already sorted is kept, so a growing prefix sorts each
+// entry once).
 void EnsureSorted(Candidates& c, size_t m, Workspace& ws);
 
 // Keeps only the first j (<= available sorted) candidates.
