@@ -146,45 +146,8 @@ HWY_INLINE size_t GatherRange(const float* HWY_RESTRICT row, size_t n, float lo,
 size_t GatherAtLeastImpl(const float* HWY_RESTRICT row, size_t n, float t,
                          int32_t* HWY_RESTRICT ids_out, float* HWY_RESTRICT vals_out,
                          const float* HWY_RESTRICT block_max) {
-  const hn::ScalableTag<float> d;
-  const hn::RebindToSigned<decltype(d)> di;
-  const size_t N = hn::Lanes(d);
-  const auto vt = hn::Set(d, t);
-  const auto step = hn::Set(di, static_cast<int32_t>(N));
-  size_t count = 0;
-  ForCandidateRuns(n, t, block_max, [&](size_t begin, size_t end) {
-    auto ids = hn::Add(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(begin)));
-    size_t i = begin;
-    for (; i + N <= end; i += N) {
-      const auto v = hn::LoadU(d, row + i);
-      const auto keep = hn::Ge(v, vt);
-#if HWY_TARGET == HWY_WASM
-      // No branch: a dense keep pattern (a large nucleus) would mispredict
-      // it on most vectors; an empty store lands in the slack.
-      const uint32_t bits = WasmMaskBits(keep);
-      hn::StoreU(WasmCompress(v, bits), d, vals_out + count);
-      hn::StoreU(WasmCompress(ids, bits), di, ids_out + count);
-      count += static_cast<size_t>(__builtin_popcount(bits));
-#else
-      if (!hn::AllFalse(d, keep)) {
-        // Compress in registers and store whole vectors (the documented
-        // slack): cheaper than two masked compress-stores on every target.
-        hn::StoreU(hn::Compress(v, keep), d, vals_out + count);
-        hn::StoreU(hn::Compress(ids, hn::RebindMask(di, keep)), di, ids_out + count);
-        count += hn::CountTrue(d, keep);
-      }
-#endif
-      ids = hn::Add(ids, step);
-    }
-    for (; i < end; ++i) {
-      if (row[i] >= t) {
-        ids_out[count] = static_cast<int32_t>(i);
-        vals_out[count] = row[i];
-        ++count;
-      }
-    }
-  });
-  return count;
+  return GatherRange<false, false>(row, n, t, 0.0f, ids_out, vals_out, block_max, nullptr,
+                                   nullptr);
 }
 
 size_t GatherAtLeastWithImpl(const float* HWY_RESTRICT row, size_t n, float t,
