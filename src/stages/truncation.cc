@@ -48,6 +48,19 @@ size_t BoundaryBucket(const double* mass, double target, double& above) {
   return b;
 }
 
+// The logit band [lo, hi) of bucket b of a histogram with origin `origin`
+// (coordinate (origin - v) * inv_width): lo = `below` for the last bucket
+// (it holds everything further down), hi = `above` for bucket 0.
+struct Band {
+  float lo, hi;
+};
+Band BucketBand(float origin, float inv_width, size_t b, float below, float above) {
+  return Band{b + 1 < kMassBuckets
+                  ? BucketThreshold(origin, inv_width, static_cast<uint32_t>(b + 1))
+                  : below,
+              b > 0 ? BucketThreshold(origin, inv_width, static_cast<uint32_t>(b)) : above};
+}
+
 // e: exp((v - max) * scale) of every candidate (ApplyTopP's pass), z their sum.
 void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float scale,
                      const float* e, double z, Workspace& ws) {
@@ -62,11 +75,9 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
   double* mass = ws.hist_mass.data();
   MassHistogram(v, e, count, max, inv_width, mass, nullptr);
   double above = 0.0;
-  const size_t b = BoundaryBucket(mass, target, above);
-  float lo = b + 1 < kMassBuckets ? BucketThreshold(max, inv_width, static_cast<uint32_t>(b + 1))
-                                  : -FLT_MAX;
-  float hi = b > 0 ? BucketThreshold(max, inv_width, static_cast<uint32_t>(b))
-                   : std::nextafter(max, INFINITY);
+  const Band first = BucketBand(max, inv_width, BoundaryBucket(mass, target, above), -FLT_MAX,
+                                std::nextafter(max, INFINITY));
+  float lo = first.lo, hi = first.hi;
   // Counts matter only for min_keep (a pass, so only then).
   const size_t count_lo = min_keep > 1 ? CountAtLeast(v, count, lo, blocks) : count;
   if (count_lo < min_keep) {
@@ -87,11 +98,9 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
     if (!(sub_inv > 0.0f) || !std::isfinite(sub_inv)) break;
     for (size_t j = 0; j < n_band; ++j) band_e[j] = e[band[j]];
     MassHistogram(band_v, band_e, n_band, hi, sub_inv, mass, nullptr);
-    const size_t b2 = BoundaryBucket(mass, target, above);
-    const float lo2 = std::max(
-        lo, b2 + 1 < kMassBuckets ? BucketThreshold(hi, sub_inv, static_cast<uint32_t>(b2 + 1))
-                                  : lo);
-    const float hi2 = b2 > 0 ? BucketThreshold(hi, sub_inv, static_cast<uint32_t>(b2)) : hi;
+    const Band sub = BucketBand(hi, sub_inv, BoundaryBucket(mass, target, above), lo, hi);
+    const float lo2 = std::max(lo, sub.lo);
+    const float hi2 = sub.hi;
     size_t kept_band = 0;
     for (size_t j = 0; j < n_band; ++j) {
       const float x = band_v[j];
