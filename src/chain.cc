@@ -44,6 +44,7 @@ struct StageCall {
   const StageContext& ctx;
   size_t min_keep;
   ChainOutcome& out;
+  bool last;  // no stage follows this one in the order
 };
 using StageFn = void (*)(StageCall&);
 
@@ -81,7 +82,8 @@ void CallMirostat(StageCall& a) {
 }
 void CallBregman(StageCall& a) {
   if (!a.greedy && a.o.bregman_enabled) {
-    a.out.objective = ApplyBregman(a.c, a.o.bregman, a.ws, a.ctx.want_objective);
+    a.out.objective = ApplyBregman(a.c, a.o.bregman, a.ws, a.ctx.want_objective,
+                                   /*logits_needed=*/!a.last);
   }
 }
 
@@ -102,9 +104,10 @@ ChainOutcome RunStages(Candidates& c, const DecodeOptions& o, bool greedy,
   const StageId* order = o.order_len ? o.order : kDefaultOrder;
   const size_t n = o.order_len ? o.order_len : sizeof(kDefaultOrder) / sizeof(kDefaultOrder[0]);
   const size_t min_keep = static_cast<size_t>(o.min_keep > 1 ? o.min_keep : 1);
-  StageCall call{c, o, greedy, mirostat, ws, ctx, min_keep, out};
+  StageCall call{c, o, greedy, mirostat, ws, ctx, min_keep, out, false};
   for (size_t s = 0; s < n && c.Count() > 0; ++s) {
     const size_t id = static_cast<size_t>(order[s]);
+    call.last = s + 1 == n;
     if (id < sizeof(kStageFns) / sizeof(kStageFns[0])) kStageFns[id](call);
   }
   return out;

@@ -333,7 +333,11 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     // scale: summed as they are, the same bits as the exp pass below.
     const bool reuse = g_reuse_list_exps && c.list_exp != nullptr && !c.probs_valid &&
                        c.list_exp_scale == scale;
-    const ListScan scan = reuse ? ListScan{true, c.list_exp_max} : ScanList(c);
+    // A sorted list (Bregman's q) needs no scan: it is canonical already.
+    const bool sorted = c.sorted >= c.size;
+    const ListScan scan = reuse    ? ListScan{true, c.list_exp_max}
+                          : sorted ? ListScan{false, 0.0f}
+                                   : ScanList(c);
     if (!scan.ids_ascending) EnsureSorted(c, c.size, ws_);
     if (!c.probs_valid) {
       // softmax of the list: the row's draw (one SIMD exp pass with block

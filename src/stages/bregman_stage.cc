@@ -58,18 +58,21 @@ class CandidateProbs final : public SortedProbs {
 }  // namespace
 
 double ApplyBregman(Candidates& c, const BregmanParams& params, Workspace& ws,
-                    bool want_objective) {
+                    bool want_objective, bool logits_needed) {
   CandidateProbs probs(c, ws);
   const BregmanResult r = DecodeBregman(params, probs, ws.bregman, want_objective);
   EnsureSorted(c, r.k, ws);
   TruncateToSorted(c, r.k);
-  std::copy(ws.bregman.q.begin(), ws.bregman.q.begin() + r.k, ws.probs.begin());
-  // Keep the logits consistent with q for any stage that runs later.
-  LogF64ToFloat(ws.bregman.q.data(), r.k, c.logits);
-  c.probs = ws.probs.data();
+  // q stays where the solver left it (ws.bregman.q, untouched until the next
+  // decode): no copy.
+  c.probs = ws.bregman.q.data();
   c.probs_valid = true;
   c.list_exp = nullptr;
-  c.temperature = 1.0;  // the logits are now log q itself
+  if (logits_needed) {
+    // Keep the logits consistent with q for the stages that run later.
+    LogF64ToFloat(ws.bregman.q.data(), r.k, c.logits);
+    c.temperature = 1.0;  // the logits are now log q itself
+  }
   return r.objective;
 }
 

@@ -46,8 +46,11 @@ void ApplyMinP(Candidates& c, float min_p, size_t min_keep, Workspace& ws);
 void ApplyTemperature(Candidates& c, float t);
 
 // Sparse Bregman decoding of p = softmax(candidate logits). Leaves the
-// renormalised q in c.probs (probs_valid) and returns the objective.
+// renormalised q in c.probs (probs_valid) and returns the objective. With
+// logits_needed the list's logits become log q (temperature 1) for stages
+// that follow; without (the chain's last stage: the draw and the output read
+// c.probs only) they keep their values, and the pass of logs is skipped.
 double ApplyBregman(Candidates& c, const BregmanParams& params, Workspace& ws,
-                    bool want_objective = true);
+                    bool want_objective = true, bool logits_needed = true);
 
 }  // namespace bd

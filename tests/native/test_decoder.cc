@@ -287,6 +287,52 @@ TEST_CASE("every stage after top-p / typical: the draw equals a decoder's that n
   CHECK(reused > compared / 10);
 }
 
+TEST_CASE("Bregman as the last stage (its logits left as they were) = Bregman followed by a no-op stage") {
+  // The last stage skips the pass that rewrites the list's logits as log q:
+  // the draw and the output read q. A stage after it (here top_k off, which
+  // changes nothing) makes it write them; tokens and distributions agree.
+  std::mt19937_64 rng(31);
+  bd::Decoder last_dec, followed_dec;
+  for (int trial = 0; trial < 120; ++trial) {
+    const size_t v = 500 + rng() % 5000;
+    const std::vector<float> row = LlmRow(v, rng, 0.5 + 0.01 * (trial % 80));
+    bd::DecodeOptions o;
+    o.bregman_enabled = true;
+    o.bregman.divergence = trial % 3 == 0 ? bd::BregmanDivergence::kDual
+                                          : bd::BregmanDivergence::kPrimal;
+    o.bregman.alpha = trial % 3 == 0 ? 1.5 : 0.5 + 0.25 * (trial % 7);
+    o.bregman.lambda = std::pow(10.0, -1.0 - 0.05 * (trial % 60));
+    o.temperature = trial % 4 == 1 ? 0.7f : 1.0f;
+    o.top_p = trial % 5 == 2 ? 0.97f : 1.0f;
+    o.seed = 3;
+    o.step = static_cast<uint64_t>(trial);
+    o.sorted = trial % 2 == 0;
+    bd::DecodeOptions followed = o;
+    o.order[0] = bd::StageId::kTopP;
+    o.order[1] = bd::StageId::kTemperature;
+    o.order[2] = bd::StageId::kBregman;
+    o.order_len = 3;
+    followed.order[0] = bd::StageId::kTopP;
+    followed.order[1] = bd::StageId::kTemperature;
+    followed.order[2] = bd::StageId::kBregman;
+    followed.order[3] = bd::StageId::kTopK;  // top_k = 0: off
+    followed.order_len = 4;
+    CAPTURE(trial);
+    REQUIRE(last_dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
+    REQUIRE(followed_dec.Sample(row.data(), v, followed) == bd::StatusCode::kOk);
+    CHECK(last_dec.token() == followed_dec.token());
+    CHECK(last_dec.k() == followed_dec.k());
+    REQUIRE(last_dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+    REQUIRE(followed_dec.Decode(row.data(), v, followed) == bd::StatusCode::kOk);
+    REQUIRE(last_dec.k() == followed_dec.k());
+    REQUIRE(last_dec.k() > 0);
+    for (size_t i = 0; i < last_dec.k(); ++i) {
+      REQUIRE(last_dec.ids()[i] == followed_dec.ids()[i]);
+      REQUIRE(last_dec.probs()[i] == followed_dec.probs()[i]);
+    }
+  }
+}
+
 TEST_CASE("UniformDraw is a fixed function of (seed, step)") {
   // Pinned values: any change to the generator changes users' tokens.
   CHECK(bd::UniformDraw(0, 0) == bd::UniformDraw(0, 0));
