@@ -2,6 +2,7 @@
 // each build's dist/ loaded as its own wasm instance, the calls interleaved
 // round by round so machine noise hits them alike; min / median ms per call.
 //   node tools/ab_builds.mjs OLD_DIST NEW_DIST [...]
+// (AB_CONFIGS, AB_ROWS, AB_V, AB_ROUNDS: see below.)
 // (a dist/ folder per build, e.g. from `git worktree add` + `npm run build`).
 // Rows: bench/suite.mjs's LLM-shaped and flat rows at V = 262144.
 import path from 'node:path';
@@ -18,14 +19,16 @@ if (dirs.length < 2) {
 const mods = [];
 for (const d of dirs) mods.push((await import(pathToFileURL(path.resolve(d, 'node.mjs')).href)).load());
 const bds = await Promise.all(mods);
-const configs = [
+// AB_CONFIGS='[["name", {options}, decode?], ...]' replaces the default set.
+const configs = process.env.AB_CONFIGS ? JSON.parse(process.env.AB_CONFIGS) : [
   ['top_p 0.9 sample', { top_p: 0.9 }],
   ['typical 0.9 sample', { typical_p: 0.9 }],
   ['min_p 0.05 sample', { min_p: 0.05 }],
   ['top_p 0.9 decode', { top_p: 0.9 }, true],
 ];
+const kinds = (process.env.AB_ROWS ?? 'llm,flat').split(',');
 const cases = [];
-for (const kind of ['llm', 'flat']) {
+for (const kind of kinds) {
   const row = makeRow(kind, V, 1);
   for (const [name, o, decode] of configs) cases.push([`${kind} ${name}`, row, o, decode]);
 }
