@@ -138,6 +138,7 @@ class PerK {
     double cost = 0.0;   // R_k
     double nu = 0.0;     // multiplier of support k
     double sigma = 0.0;  // see Sigma()
+    double curvature = 0.0;  // Newton's quadratic constant measured by the solve (0: none)
   };
 
   // The fixed-support solve of support k, remembered in a small cache (the
@@ -189,12 +190,23 @@ class PerK {
                                                   static_cast<double>(below2->k))));
       }
     }
+    // The neighbours' Newton constant (nu's equation changes little from
+    // one support to the next), with a wide margin: a start interpolated
+    // between close neighbours is within ~1e-9 of the root, and one Newton
+    // step from there is then known to be exact (one pass, not two).
+    constexpr double kCurvatureMargin = 100.0;
+    for (const Solved* n : {below, above}) {
+      if (n != nullptr) nu.curvature = std::max(nu.curvature, kCurvatureMargin * n->curvature);
+    }
+    const double curvature_in = nu.curvature;
     nu.powers = Powers(k);
     const double* p = Probs(k);
     Solved out;
     out.k = k;
     out.cost = Renormalise(divergence_, alpha_, p, k, ws_.q.data(), ws_.scratch.data(), &nu);
     out.nu = nu.value;
+    // None measured (it stopped on the first step): pass the neighbours' on.
+    out.curvature = nu.curvature > 0.0 ? nu.curvature : curvature_in / kCurvatureMargin;
     out.sigma = ConjugateGain(p[k - 1], ws_.q[k - 1], k == 1, &out.nu);
     if (same != nullptr) {
       // Keep the probe's own nu and sigma: the decisions already taken on

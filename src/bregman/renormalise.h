@@ -31,6 +31,10 @@ struct Multiplier {
   // DualPower below), computed once by the caller for all the supports it
   // solves; null: the solver computes them (one pow per coordinate).
   const double* powers = nullptr;
+  // in: a bound on Newton's quadratic constant for this equation (from a
+  // neighbouring support's solve; 0: none); out: the constant this solve
+  // measured (0: none). See SafeguardedNewton.
+  double curvature = 0.0;
 };
 
 // p^b, b = alpha - 1, as the primal solver stores it: 0^b is 0 for alpha > 1

@@ -143,8 +143,12 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
               return slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0;
             },
             &nu0, &lo, &hi);
-  const double nu = SafeguardedNewton(eval, lo, hi, nu0);
-  if (hint != nullptr) hint->value = nu;
+  double curvature = hint != nullptr ? hint->curvature : 0.0;
+  const double nu = SafeguardedNewton(eval, lo, hi, nu0, &curvature);
+  if (hint != nullptr) {
+    hint->value = nu;
+    hint->curvature = curvature;
+  }
 
   const bool last_only = hint != nullptr && hint->last_only;
   if (vectorised) {

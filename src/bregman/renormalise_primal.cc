@@ -110,8 +110,12 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
               return slope > 0.0 ? rem / slope : 0.0;
             },
             &nu0, &lo, &hi);
-  const double nu = SafeguardedNewton(eval, lo, hi, nu0);
-  if (hint != nullptr) hint->value = nu;
+  double curvature = hint != nullptr ? hint->curvature : 0.0;
+  const double nu = SafeguardedNewton(eval, lo, hi, nu0, &curvature);
+  if (hint != nullptr) {
+    hint->value = nu;
+    hint->curvature = curvature;
+  }
 
   const double shift = b * nu;
   const bool last_only = hint != nullptr && hint->last_only;

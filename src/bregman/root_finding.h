@@ -28,11 +28,19 @@ namespace bregman_detail {
 // after x_n - s_n is about c s_n^2, and when that is far below the tolerance
 // the confirming evaluation (a pass over the support) is skipped. A
 // bisection ends it only once the bracket itself is a few ulp wide.
+//
+// curvature: in, a bound on c from a solve of a neighbouring equation (0:
+// none), which lets the very first Newton step stop on the same prediction
+// (a start already within ~1e-9 of the root then costs one evaluation); out,
+// the c this solve measured (0 if it took fewer than two Newton steps).
 template <class Eval>
 double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
-                         double newton_tol = 1e-12, int max_iter = 200) {
+                         double* curvature = nullptr, double newton_tol = 1e-12,
+                         int max_iter = 200) {
   constexpr double kBracketTol = 4.4e-16;
   constexpr double kPredictedTol = 1e-15;
+  const double c_hint = curvature != nullptr ? *curvature : 0.0;
+  if (curvature != nullptr) *curvature = 0.0;
   double x = x0;
   double step_before_last = hi - lo;
   double last_step = step_before_last;
@@ -54,7 +62,11 @@ double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
                            std::fabs(2.0 * f) <= std::fabs(step_before_last * df);
     if (newton_ok && last_newton > 0.0 && std::fabs(step) <= 1e-3 * last_newton) {
       const double c = std::fabs(step) / (last_newton * last_newton);
+      if (curvature != nullptr) *curvature = c;
       if (c * step * step <= kPredictedTol * std::fabs(x)) return next;
+    } else if (newton_ok && it == 0 && c_hint > 0.0 &&
+               c_hint * step * step <= kPredictedTol * std::fabs(x)) {
+      return next;
     }
     step_before_last = last_step;
     if (!newton_ok) {

@@ -1,0 +1,101 @@
+// SafeguardedNewton (src/bregman/root_finding.h) against roots known in
+// closed form: convergence, the quadratic constant it measures, and the
+// one-evaluation stop a neighbour's constant allows.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <initializer_list>
+
+#include "bregman/root_finding.h"
+
+namespace {
+
+using bd::bregman_detail::SafeguardedNewton;
+
+// f(x) = log(x^m / r): increasing on (0, inf), root r^{1/m}. Newton's error
+// map e' = (f'' / 2f') e^2 = -(1 / 2x) e^2, so c = 1 / (2 root) for every m.
+struct PowerLog {
+  double m, r;
+  int* evals;
+  void operator()(double x, double* f, double* df) const {
+    ++*evals;
+    *f = m * std::log(x) - std::log(r);
+    *df = m / x;
+  }
+  double Root() const { return std::pow(r, 1.0 / m); }
+};
+
+// f(x) = x^3 - r (convex): root cbrt(r), c = f'' / 2f' = 1 / root.
+struct Cubic {
+  double r;
+  int* evals;
+  void operator()(double x, double* f, double* df) const {
+    ++*evals;
+    *f = x * x * x - r;
+    *df = 3.0 * x * x;
+  }
+  double Root() const { return std::cbrt(r); }
+};
+
+// The roots are limited by the rounding of f itself (log r is ~14 for the
+// smallest r here, and 1/m amplifies it): 1e-14 relative covers every case.
+constexpr double kRootTol = 1e-14;
+
+template <class F>
+void CheckSolves(const F& f, double root) {
+  CAPTURE(root);
+  // From far away: bracketed, converges to the root; the measured constant
+  // is Newton's (within the factor a finite step's estimate allows).
+  double c = 0.0;
+  const double x = SafeguardedNewton(f, root * 1e-3, root * 1e3, root * 7.0, &c);
+  CHECK(std::fabs(x - root) <= kRootTol * root);
+  REQUIRE(c > 0.0);
+  CHECK(c * root > 0.1);
+  CHECK(c * root < 10.0);
+
+  // From 1e-9 off the root: without a constant, two evaluations (the step
+  // is not yet below tolerance); with the measured one (times a margin),
+  // one, and the same root.
+  for (double off : {1e-9, -3e-10, 2e-11}) {
+    const double x0 = root * (1.0 + off);
+    int& evals = *f.evals;
+    evals = 0;
+    double none = 0.0;
+    const double plain = SafeguardedNewton(f, root * 0.5, root * 2.0, x0, &none);
+    const int plain_evals = evals;
+    evals = 0;
+    double hinted_c = 100.0 * c;
+    const double hinted = SafeguardedNewton(f, root * 0.5, root * 2.0, x0, &hinted_c);
+    CAPTURE(off);
+    CHECK(plain_evals == 2);
+    CHECK(evals == 1);
+    CHECK(std::fabs(hinted - root) <= kRootTol * root);
+    CHECK(std::fabs(plain - root) <= kRootTol * root);
+    CHECK(std::fabs(hinted - plain) <= 4.0 * std::nextafter(plain, INFINITY) - 4.0 * plain);
+  }
+
+  // A start too far for one step to be exact: the constant does not stop
+  // it early (it takes the usual path and converges).
+  int& evals = *f.evals;
+  evals = 0;
+  double hinted_c = 100.0 * c;
+  const double x2 = SafeguardedNewton(f, root * 0.5, root * 2.0, root * (1.0 + 1e-4), &hinted_c);
+  CHECK(evals > 1);
+  CHECK(std::fabs(x2 - root) <= kRootTol * root);
+}
+
+}  // namespace
+
+TEST_CASE("SafeguardedNewton: roots, the measured quadratic constant, the one-step stop") {
+  int evals = 0;
+  for (double m : {1.0, 2.0, 0.5}) {
+    for (double r : {1e-6, 0.3, 42.0}) {
+      const PowerLog f{m, r, &evals};
+      CheckSolves(f, f.Root());
+    }
+  }
+  for (double r : {1e-9, 2.0, 1e6}) {
+    const Cubic f{r, &evals};
+    CheckSolves(f, f.Root());
+  }
+}
