@@ -100,6 +100,27 @@ float ThresholdFromBlocks(const float* block_max, size_t nb, size_t want, float*
   return t >= -FLT_MAX ? t : NAN;
 }
 
+// A threshold with, very likely, at least `want` entries >= it, from a fixed
+// strided sample of the row (every stride-th entry, kSample of them): the
+// sample's j-th largest, j its share of `want` plus a margin of a few
+// standard deviations. One pass over 1/stride of the row instead of the
+// dozen counting passes of ThresholdForTop; the caller checks the count the
+// gather finds and falls back when it is short. NaN when the row is too small
+// for a sample, or the sample cannot place it.
+float ThresholdFromSample(const float* row, size_t n, size_t want, float* scratch) {
+  constexpr size_t kSample = 4096;
+  if (n < 4 * kSample) return NAN;
+  const size_t stride = n / kSample;
+  size_t m = 0;
+  for (size_t i = 0; i < n; i += stride) scratch[m++] = row[i];
+  const double share = static_cast<double>(want) / static_cast<double>(stride);
+  const size_t j = static_cast<size_t>(1.3 * share + 3.0 * std::sqrt(share) + 2.0);
+  if (j >= m) return NAN;
+  std::nth_element(scratch, scratch + j, scratch + m, std::greater<float>());
+  const float t = scratch[j];
+  return t > -FLT_MAX ? t : NAN;
+}
+
 }  // namespace
 
 void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
@@ -113,10 +134,21 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
     float t = blocks ? ThresholdFromBlocks(blocks, NumBlocks(c.vocab), want, ws.block_scratch.data())
                      : NAN;
     if (want >= c.row_finite) t = -FLT_MAX;
-    if (t != t) t = ThresholdForTop(c.row, c.vocab, c.row_max, want, c.row_finite, blocks);
     int32_t* g_ids = ws.tmp_ids.data();
     float* g_logits = ws.tmp_logits.data();
+    // More than one entry per block wanted: the sample's estimate (g_logits
+    // is free until the gather), checked by the gather's count.
+    bool sampled = false;
+    if (t != t) {
+      t = ThresholdFromSample(c.row, c.vocab, want, g_logits);
+      sampled = t == t;
+    }
+    if (t != t) t = ThresholdForTop(c.row, c.vocab, c.row_max, want, c.row_finite, blocks);
     size_t n = GatherAtLeast(c.row, c.vocab, t, g_ids, g_logits, blocks);
+    if (sampled && n < want) {  // the sample misled: the exact search
+      t = ThresholdForTop(c.row, c.vocab, c.row_max, want, c.row_finite, blocks);
+      n = GatherAtLeast(c.row, c.vocab, t, g_ids, g_logits, blocks);
+    }
     // The prefix already sorted (the top c.size, in ws.ids / ws.logits)
     // stays: only what follows it in the order is selected and sorted, so
     // a growing prefix sorts each entry once.
