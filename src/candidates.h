@@ -69,9 +69,12 @@ struct Candidates {
 };
 
 // Ensures the first min(m, Count()) candidates in order are available in
-// c.ids / c.logits. Cost: O(V) SIMD passes plus a sort of the survivors it
-// adds (a prefix already sorted is kept, so a growing prefix sorts each
-// entry once).
+// c.ids / c.logits. On the row, the entries come from one gather at a
+// threshold reached by at least that many: the m-th largest block maximum
+// while m <= blocks, else a strided sample's estimate (checked by the
+// gather's count), else a search by SIMD counting passes. Cost: O(V) SIMD
+// passes plus a sort of the survivors it adds (a prefix already sorted is
+// kept, so a growing prefix sorts each entry once).
 void EnsureSorted(Candidates& c, size_t m, Workspace& ws);
 
 // Keeps only the first j (<= available sorted) candidates.
