@@ -144,7 +144,10 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
       sampled = t == t;
     }
     if (t != t) t = ThresholdForTop(c.row, c.vocab, c.row_max, want, c.row_finite, blocks);
-    size_t n = GatherAtLeast(c.row, c.vocab, t, g_ids, g_logits, blocks);
+    // A prefix of under an eighth of the row: a sparse gather.
+    const bool few = 8 * want < c.vocab;
+    size_t n = few ? GatherAtLeastSparse(c.row, c.vocab, t, g_ids, g_logits, blocks)
+                   : GatherAtLeast(c.row, c.vocab, t, g_ids, g_logits, blocks);
     if (sampled && n < want) {  // the sample misled: the exact search
       t = ThresholdForTop(c.row, c.vocab, c.row_max, want, c.row_finite, blocks);
       n = GatherAtLeast(c.row, c.vocab, t, g_ids, g_logits, blocks);
@@ -189,10 +192,12 @@ void TruncateToSorted(Candidates& c, size_t j) {
   c.sorted = std::min(c.sorted, j);
 }
 
-void KeepAtLeast(Candidates& c, float t, Workspace& ws) {
+void KeepAtLeast(Candidates& c, float t, Workspace& ws, bool expect_few) {
   c.list_exp = nullptr;
   if (!c.truncated) {
-    c.size = GatherAtLeast(c.row, c.vocab, t, ws.ids.data(), ws.logits.data(), RowBlocks(c));
+    c.size = expect_few
+                 ? GatherAtLeastSparse(c.row, c.vocab, t, ws.ids.data(), ws.logits.data(), RowBlocks(c))
+                 : GatherAtLeast(c.row, c.vocab, t, ws.ids.data(), ws.logits.data(), RowBlocks(c));
     c.ids = ws.ids.data();
     c.logits = ws.logits.data();
     c.sorted = 0;

@@ -115,7 +115,9 @@ float* MutableRow(Candidates& c);
 size_t CountCandidatesAtLeast(const Candidates& c, float t);
 
 // Keeps the candidates with logit >= t (order preserved). O(Count()).
-void KeepAtLeast(Candidates& c, float t, Workspace& ws);
+// expect_few: few entries of a full row reach t (a cut by probability): the
+// row is gathered with GatherAtLeastSparse (same result).
+void KeepAtLeast(Candidates& c, float t, Workspace& ws, bool expect_few = false);
 
 // Logit of token `id` if it is a candidate, else -inf. Full row: O(1);
 // list: O(Count()).

@@ -201,6 +201,13 @@ size_t GatherAtLeastImpl(const float* HWY_RESTRICT row, size_t n, float t,
                                           nullptr, nullptr);
 }
 
+size_t GatherAtLeastSparseImpl(const float* HWY_RESTRICT row, size_t n, float t,
+                               int32_t* HWY_RESTRICT ids_out, float* HWY_RESTRICT vals_out,
+                               const float* HWY_RESTRICT block_max) {
+  return GatherRange<false, false, true>(row, n, t, 0.0f, ids_out, vals_out, block_max, nullptr,
+                                         nullptr);
+}
+
 size_t GatherAtLeastWithImpl(const float* HWY_RESTRICT row, size_t n, float t,
                              int32_t* HWY_RESTRICT ids_out, float* HWY_RESTRICT vals_out,
                              const float* HWY_RESTRICT block_max, const float* HWY_RESTRICT w,
@@ -223,6 +230,7 @@ HWY_AFTER_NAMESPACE();
 namespace bd {
 HWY_EXPORT(CountAtLeastImpl);
 HWY_EXPORT(GatherAtLeastImpl);
+HWY_EXPORT(GatherAtLeastSparseImpl);
 HWY_EXPORT(GatherAtLeastWithImpl);
 HWY_EXPORT(GatherInRangeImpl);
 
@@ -232,6 +240,10 @@ size_t CountAtLeast(const float* row, size_t n, float t, const float* block_max)
 size_t GatherAtLeast(const float* row, size_t n, float t, int32_t* ids_out,
                      float* vals_out, const float* block_max) {
   return HWY_DYNAMIC_DISPATCH(GatherAtLeastImpl)(row, n, t, ids_out, vals_out, block_max);
+}
+size_t GatherAtLeastSparse(const float* row, size_t n, float t, int32_t* ids_out,
+                           float* vals_out, const float* block_max) {
+  return HWY_DYNAMIC_DISPATCH(GatherAtLeastSparseImpl)(row, n, t, ids_out, vals_out, block_max);
 }
 size_t GatherAtLeastWith(const float* row, size_t n, float t, int32_t* ids_out, float* vals_out,
                          const float* block_max, const float* w, float* w_out) {

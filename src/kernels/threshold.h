@@ -25,6 +25,13 @@ size_t GatherAtLeast(const float* row, size_t n, float t, int32_t* ids_out,
 size_t GatherAtLeastWith(const float* row, size_t n, float t, int32_t* ids_out, float* vals_out,
                          const float* block_max, const float* w, float* w_out);
 
+// GatherAtLeast for a threshold few entries reach (a min-p set, a sorted
+// prefix's candidates): the same output; in wasm it tests 32 entries at a
+// time and takes a sparse group's few entries by index (slower than
+// GatherAtLeast on a dense set).
+size_t GatherAtLeastSparse(const float* row, size_t n, float t, int32_t* ids_out,
+                           float* vals_out, const float* block_max = nullptr);
+
 // The entries with lo <= row[i] < hi, as GatherAtLeast writes them. Made
 // for narrow bands (few entries kept): in wasm it tests 32 entries at a time
 // and takes a sparse group's few entries by index.

@@ -212,8 +212,9 @@ void KeepLogitAtLeast(Candidates& c, float t, size_t min_keep, Workspace& ws) {
   if (!c.truncated) {
     // The row: gather straight away (no counting pass first); a gather that
     // removes nothing, or keeps too few, is undone (the row and its sorted
-    // prefix cache, which the gather overwrote, become lazy again).
-    KeepAtLeast(c, t, ws);
+    // prefix cache, which the gather overwrote, become lazy again). A cut by
+    // probability (min-p, epsilon, eta) usually keeps a small part of it.
+    KeepAtLeast(c, t, ws, /*expect_few=*/true);
     if (c.size < n && c.size >= std::max<size_t>(min_keep, 1)) return;
     const size_t kept = c.size;
     c.truncated = false;

@@ -354,7 +354,7 @@ TEST_CASE("every target: ScaledExpF64 gives ExpFullF64's bits element by element
   CHECK(mismatches == 0);
 }
 
-TEST_CASE("every target: GatherInRange and GatherAtLeastWith equal a scalar filter") {
+TEST_CASE("every target: GatherInRange, GatherAtLeastSparse and GatherAtLeastWith equal a scalar filter") {
   // Rows with ties at the bounds, -inf and every length around the vector
   // widths; with and without block maxima; only the documented slack past
   // the count may be written.
@@ -387,6 +387,13 @@ TEST_CASE("every target: GatherInRange and GatherAtLeastWith equal a scalar filt
             }
             for (size_t j = got + bd::kCompressSlack; j < room; ++j) mismatches += ids[j] != -7;
             if (hi != INFINITY) continue;
+            std::fill(ids.begin(), ids.end(), -7);
+            const size_t got_s = bd::GatherAtLeastSparse(row.data(), n, lo, ids.data(), vals.data(), bm);
+            mismatches += got_s != want.size();
+            for (size_t j = 0; j < std::min(got_s, want.size()); ++j) {
+              mismatches += ids[j] != want[j] || vals[j] != row[static_cast<size_t>(want[j])];
+            }
+            for (size_t j = got_s + bd::kCompressSlack; j < room; ++j) mismatches += ids[j] != -7;
             std::fill(ids.begin(), ids.end(), -7);
             const size_t got_w = bd::GatherAtLeastWith(row.data(), n, lo, ids.data(), vals.data(),
                                                        bm, w.data(), w_out.data());
