@@ -215,6 +215,13 @@ size_t GatherAtLeastWithImpl(const float* HWY_RESTRICT row, size_t n, float t,
   return GatherRange<false, true, false>(row, n, t, 0.0f, ids_out, vals_out, block_max, w, w_out);
 }
 
+size_t GatherAtLeastWithSparseImpl(const float* HWY_RESTRICT row, size_t n, float t,
+                                   int32_t* HWY_RESTRICT ids_out, float* HWY_RESTRICT vals_out,
+                                   const float* HWY_RESTRICT block_max,
+                                   const float* HWY_RESTRICT w, float* HWY_RESTRICT w_out) {
+  return GatherRange<false, true, true>(row, n, t, 0.0f, ids_out, vals_out, block_max, w, w_out);
+}
+
 size_t GatherInRangeImpl(const float* HWY_RESTRICT row, size_t n, float lo, float hi,
                          int32_t* HWY_RESTRICT ids_out, float* HWY_RESTRICT vals_out,
                          const float* HWY_RESTRICT block_max) {
@@ -232,6 +239,7 @@ HWY_EXPORT(CountAtLeastImpl);
 HWY_EXPORT(GatherAtLeastImpl);
 HWY_EXPORT(GatherAtLeastSparseImpl);
 HWY_EXPORT(GatherAtLeastWithImpl);
+HWY_EXPORT(GatherAtLeastWithSparseImpl);
 HWY_EXPORT(GatherInRangeImpl);
 
 size_t CountAtLeast(const float* row, size_t n, float t, const float* block_max) {
@@ -249,6 +257,12 @@ size_t GatherAtLeastWith(const float* row, size_t n, float t, int32_t* ids_out, 
                          const float* block_max, const float* w, float* w_out) {
   return HWY_DYNAMIC_DISPATCH(GatherAtLeastWithImpl)(row, n, t, ids_out, vals_out, block_max, w,
                                                      w_out);
+}
+size_t GatherAtLeastWithSparse(const float* row, size_t n, float t, int32_t* ids_out,
+                               float* vals_out, const float* block_max, const float* w,
+                               float* w_out) {
+  return HWY_DYNAMIC_DISPATCH(GatherAtLeastWithSparseImpl)(row, n, t, ids_out, vals_out, block_max,
+                                                           w, w_out);
 }
 size_t GatherInRange(const float* row, size_t n, float lo, float hi, int32_t* ids_out,
                      float* vals_out, const float* block_max) {

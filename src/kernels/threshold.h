@@ -32,6 +32,11 @@ size_t GatherAtLeastWith(const float* row, size_t n, float t, int32_t* ids_out, 
 size_t GatherAtLeastSparse(const float* row, size_t n, float t, int32_t* ids_out,
                            float* vals_out, const float* block_max = nullptr);
 
+// GatherAtLeastWith for a threshold few entries reach (as GatherAtLeastSparse).
+size_t GatherAtLeastWithSparse(const float* row, size_t n, float t, int32_t* ids_out,
+                               float* vals_out, const float* block_max, const float* w,
+                               float* w_out);
+
 // The entries with lo <= row[i] < hi, as GatherAtLeast writes them. Made
 // for narrow bands (few entries kept): in wasm it tests 32 entries at a time
 // and takes a sparse group's few entries by index.

@@ -37,6 +37,11 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws);
 // under min-p, epsilon, eta and mirostat.
 void KeepLogitAtLeast(Candidates& c, float t, size_t min_keep, Workspace& ws);
 
+// Tests only: switch off top-p's row prefilter (the result must not change;
+// tests/native/test_decoder.cc compares), and how often it decided a cut.
+void SetTopPPrefilterForTesting(bool on);
+size_t TopPPrefilterHitsForTesting();
+
 // Keeps p_i >= min_p * p_max, i.e. logit_i >= max + T log(min_p) (llama.cpp),
 // and at least min_keep.
 void ApplyMinP(Candidates& c, float min_p, size_t min_keep, Workspace& ws);

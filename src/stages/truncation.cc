@@ -61,19 +61,101 @@ Band BucketBand(float origin, float inv_width, size_t b, float below, float abov
               b > 0 ? BucketThreshold(origin, inv_width, static_cast<uint32_t>(b)) : above};
 }
 
+bool g_top_p_prefilter = true;  // cleared only by tests
+size_t g_top_p_prefilter_hits = 0;  // for the tests: how often it decided the cut
+
+// The row's prefilter (see TopPByThreshold): from this many entries on.
+constexpr size_t kPrefilterMin = 16384;
+constexpr size_t kPrefilterSample = 4096;  // entries of the strided sample
+
+// A row's top-p, restricted to its top: a strided sample of the row's exps
+// estimates how many of the lowest buckets hold at most half the mass the
+// nucleus leaves out (the first bucket k_low of that tail); the row's
+// entries above it, t_low = BucketThreshold(k_low), are gathered with their
+// exps (ws.ids / ws.logits / ws.stage_f32) and histogrammed. {v >= t_low} is
+// exactly the buckets below k_low, whose masses are then the very sums the
+// full row's histogram has (the same entries added in the same order): if
+// the boundary lies among them, the cut is the one the full histogram
+// finds, and c becomes that list. Else (the sample misled, or it would not
+// drop a quarter of the row) false, and c is the row again.
+bool TopPPrefilter(Candidates& c, float max, float inv_width, const float* e, double z,
+                   double target, Workspace& ws) {
+  const size_t count = c.vocab;
+  const size_t stride = count / kPrefilterSample;
+  double* mass = ws.hist_mass.data();
+  uint32_t* in_bucket = ws.hist_count.data();
+  std::fill(mass, mass + kMassBuckets, 0.0);
+  std::fill(in_bucket, in_bucket + kMassBuckets, 0u);
+  size_t sampled = 0;
+  const float last = static_cast<float>(kMassBuckets - 1);
+  for (size_t i = 0; i < count; i += stride, ++sampled) {
+    const float x = (max - c.row[i]) * inv_width;  // an estimate: any bucket rule would do
+    const size_t b = x < last ? static_cast<size_t>(x) : kMassBuckets - 1;
+    mass[b] += e[i];
+    ++in_bucket[b];
+  }
+  constexpr double kMargin = 0.8;
+  const double budget = kMargin * (z - target) / static_cast<double>(stride);
+  double tail = 0.0;
+  size_t k_low = kMassBuckets, tail_samples = 0;
+  for (size_t k = kMassBuckets; k-- > 1;) {
+    if (tail + mass[k] > budget) break;
+    tail += mass[k];
+    tail_samples += in_bucket[k];
+    k_low = k;
+  }
+  if (k_low >= kMassBuckets || 2 * tail_samples < sampled) return false;
+  const float t_low = BucketThreshold(max, inv_width, static_cast<uint32_t>(k_low));
+  float* list_e = ws.stage_f32.data();
+  const bool few = 4 * (sampled - tail_samples) < sampled;
+  const size_t n =
+      few ? GatherAtLeastWithSparse(c.row, count, t_low, ws.ids.data(), ws.logits.data(),
+                                    RowBlocks(c), e, list_e)
+          : GatherAtLeastWith(c.row, count, t_low, ws.ids.data(), ws.logits.data(), RowBlocks(c),
+                              e, list_e);
+  MassHistogram(ws.logits.data(), list_e, n, max, inv_width, mass, nullptr);
+  double above = 0.0;
+  size_t b = 0;
+  while (b < k_low && !(above + mass[b] >= target)) above += mass[b++];
+  // The gather overwrote the row's sorted-prefix cache (ws.ids / ws.logits).
+  c.ids = ws.ids.data();
+  c.logits = ws.logits.data();
+  if (b >= k_low) {
+    c.size = 0;
+    c.sorted = 0;
+    return false;
+  }
+  c.size = n;
+  c.sorted = 0;
+  c.truncated = true;
+  c.probs_valid = false;
+  c.list_exp = nullptr;
+  ++g_top_p_prefilter_hits;
+  return true;
+}
+
 // e: exp((v - max) * scale) of every candidate (ApplyTopP's pass), z their sum.
 void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float scale,
                      const float* e, double z, Workspace& ws) {
-  const bool on_row = !c.truncated;
-  const float* v = on_row ? c.row : c.logits;
-  const size_t count = on_row ? c.vocab : c.size;
-  const float* blocks = on_row ? RowBlocks(c) : nullptr;
+  bool on_row = !c.truncated;
   const double target = p * (1.0 - 1e-6) * z;
   // Invariant: mass(v >= lo) >= target > mass(v >= hi) = above. Below
   // max - 104 T every e is exactly 0, so the boundary is never there.
   const float inv_width = static_cast<float>(kMassBuckets / (104.0 * c.temperature));
   double* mass = ws.hist_mass.data();
-  MassHistogram(v, e, count, max, inv_width, mass, nullptr);
+  // prefiltered: c is the row's top as a list, e its exps (ws.stage_f32), and
+  // mass its histogram (see TopPPrefilter).
+  const bool prefiltered = on_row && g_top_p_prefilter && min_keep <= 1 &&
+                           c.vocab >= kPrefilterMin &&
+                           TopPPrefilter(c, max, inv_width, e, z, target, ws);
+  if (prefiltered) {
+    on_row = false;
+    e = ws.stage_f32.data();
+  }
+  const float* v = on_row ? c.row : c.logits;
+  const size_t count = on_row ? c.vocab : c.size;
+  const float* blocks = on_row ? RowBlocks(c) : nullptr;
+  if (!prefiltered) MassHistogram(v, e, count, max, inv_width, mass, nullptr);
   double above = 0.0;
   const Band first = BucketBand(max, inv_width, BoundaryBucket(mass, target, above), -FLT_MAX,
                                 std::nextafter(max, INFINITY));
@@ -145,6 +227,24 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
     cut_id = id_of(band[order[last - 1]]);
     ties_dropped = last < n_band && band_v[order[last]] == cut_logit;
   }
+  if (prefiltered) {
+    // The row's nucleus (ascending ids) with its exps: the draw's list_exp,
+    // as the row's gather below would leave it.
+    float* list_e = ws.stage_f32.data();
+    size_t kept = 0;
+    for (size_t i = 0; i < c.size; ++i) {
+      const bool k = (c.logits[i] > cut_logit) | ((c.logits[i] == cut_logit) & (c.ids[i] <= cut_id));
+      c.ids[kept] = c.ids[i];
+      c.logits[kept] = c.logits[i];
+      list_e[kept] = list_e[i];
+      kept += k;
+    }
+    c.size = kept;
+    c.list_exp = list_e;
+    c.list_exp_max = max;
+    c.list_exp_scale = scale;
+    return;
+  }
   if (!on_row) {
     CompactList(c, [&c, cut_logit, cut_id](size_t i) {
       return (c.logits[i] > cut_logit) | ((c.logits[i] == cut_logit) & (c.ids[i] <= cut_id));
@@ -172,6 +272,9 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
 }
 
 }  // namespace
+
+void SetTopPPrefilterForTesting(bool on) { g_top_p_prefilter = on; }
+size_t TopPPrefilterHitsForTesting() { return g_top_p_prefilter_hits; }
 
 void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws) {
   const size_t n = c.Count();
