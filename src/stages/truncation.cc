@@ -69,15 +69,15 @@ constexpr size_t kPrefilterMin = 16384;
 constexpr size_t kPrefilterSample = 4096;  // entries of the strided sample
 
 // A row's top-p, restricted to its top: a strided sample of the row's exps
-// estimates how many of the lowest buckets hold at most half the mass the
-// nucleus leaves out (the first bucket k_low of that tail); the row's
+// estimates how many of the lowest buckets hold at most kMargin (80 %) of the
+// mass the nucleus leaves out (the first bucket k_low of that tail); the row's
 // entries above it, t_low = BucketThreshold(k_low), are gathered with their
 // exps (ws.ids / ws.logits / ws.stage_f32) and histogrammed. {v >= t_low} is
 // exactly the buckets below k_low, whose masses are then the very sums the
 // full row's histogram has (the same entries added in the same order): if
 // the boundary lies among them, the cut is the one the full histogram
-// finds, and c becomes that list. Else (the sample misled, or it would not
-// drop a quarter of the row) false, and c is the row again.
+// finds, and c becomes that list. Else (the sample misled, or the tail holds
+// under half the row's entries) false, and c is the row again.
 bool TopPPrefilter(Candidates& c, float max, float inv_width, const float* e, double z,
                    double target, Workspace& ws) {
   const size_t count = c.vocab;
@@ -227,13 +227,17 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
     cut_id = id_of(band[order[last - 1]]);
     ties_dropped = last < n_band && band_v[order[last]] == cut_logit;
   }
+  // A list entry is in the nucleus: above the cut, or on it up to cut_id.
+  auto in_nucleus = [&c, cut_logit, cut_id](size_t i) {
+    return (c.logits[i] > cut_logit) | ((c.logits[i] == cut_logit) & (c.ids[i] <= cut_id));
+  };
   if (prefiltered) {
     // The row's nucleus (ascending ids) with its exps: the draw's list_exp,
-    // as the row's gather below would leave it.
+    // as the row's gather below would leave it (CompactList, carrying exps).
     float* list_e = ws.stage_f32.data();
     size_t kept = 0;
     for (size_t i = 0; i < c.size; ++i) {
-      const bool k = (c.logits[i] > cut_logit) | ((c.logits[i] == cut_logit) & (c.ids[i] <= cut_id));
+      const bool k = in_nucleus(i);
       c.ids[kept] = c.ids[i];
       c.logits[kept] = c.logits[i];
       list_e[kept] = list_e[i];
@@ -246,9 +250,7 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
     return;
   }
   if (!on_row) {
-    CompactList(c, [&c, cut_logit, cut_id](size_t i) {
-      return (c.logits[i] > cut_logit) | ((c.logits[i] == cut_logit) & (c.ids[i] <= cut_id));
-    });
+    CompactList(c, in_nucleus);
     return;
   }
   // The row: the nucleus in ascending ids with its exps, in one gather.
