@@ -139,6 +139,7 @@ class PerK {
     double nu = 0.0;     // multiplier of support k
     double sigma = 0.0;  // see Sigma()
     double curvature = 0.0;  // Newton's quadratic constant measured by the solve (0: none)
+    double slope = 0.0;      // d(sum q)/d nu at nu (0: none), for a neighbour's anchor
   };
 
   // The fixed-support solve of support k, remembered in a small cache (the
@@ -170,6 +171,7 @@ class PerK {
     nu.last_only = !need_cost;
     if (same != nullptr) {
       nu.upper = nu.lower = nu.start = same->nu;
+      nu.known = true;  // priced at the probe's own nu, without a Newton step
     } else {
       if (below != nullptr && below->k > 1) nu.upper = below->nu;
       if (above != nullptr) nu.lower = above->nu;
@@ -199,6 +201,24 @@ class PerK {
       if (n != nullptr) nu.curvature = std::max(nu.curvature, kCurvatureMargin * n->curvature);
     }
     const double curvature_in = nu.curvature;
+    // The nearest solved support, when it is close (its coordinates beyond
+    // the shared ones cost at most a quarter of an evaluation): the solver
+    // starts one Newton step from it.
+    const Solved* anchor = nullptr;
+    if (same == nullptr) {
+      for (const Solved* n : {below, above}) {
+        if (n == nullptr || !(n->slope > 0.0) || !(n->nu > 0.0) || n->k < 2) continue;
+        const size_t gap = n->k > k ? n->k - k : k - n->k;
+        if (4 * gap > k) continue;
+        const size_t best = anchor == nullptr ? 0 : (anchor->k > k ? anchor->k - k : k - anchor->k);
+        if (anchor == nullptr || gap < best) anchor = n;
+      }
+    }
+    if (anchor != nullptr) {
+      nu.anchor_k = anchor->k;
+      nu.anchor_nu = anchor->nu;
+      nu.anchor_slope = anchor->slope;
+    }
     nu.powers = Powers(k);
     const double* p = Probs(k);
     Solved out;
@@ -207,6 +227,7 @@ class PerK {
     out.nu = nu.value;
     // None measured (it stopped on the first step): pass the neighbours' on.
     out.curvature = nu.curvature > 0.0 ? nu.curvature : curvature_in / kCurvatureMargin;
+    out.slope = nu.slope;
     out.sigma = ConjugateGain(p[k - 1], ws_.q[k - 1], k == 1, &out.nu);
     if (same != nullptr) {
       // Keep the probe's own nu and sigma: the decisions already taken on

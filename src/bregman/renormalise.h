@@ -9,6 +9,7 @@
 
 #include "bregman/alpha_family.h"
 #include "bregman/bregman.h"
+#include "kernels/det_math.h"
 
 namespace bd {
 namespace bregman_detail {
@@ -35,7 +36,48 @@ struct Multiplier {
   // neighbouring support's solve; 0: none); out: the constant this solve
   // measured (0: none). See SafeguardedNewton.
   double curvature = 0.0;
+  // in: a solved neighbouring support (its size, its nu, and d(sum q)/d nu
+  // there; anchor_k = 0: none), for a start one Newton step from it (see
+  // AnchoredStart). Used only with `powers`, and both p and powers must then
+  // hold max(k, anchor_k) entries.
+  size_t anchor_k = 0;
+  double anchor_nu = 0.0;
+  double anchor_slope = 0.0;
+  // out: d(sum q)/d nu at the solve's last evaluation (0: none), a later
+  // solve's anchor_slope.
+  double slope = 0.0;
+  // in: start is this support's nu already (a probe priced again): the
+  // solver applies it without a Newton step.
+  bool known = false;
+  // out: the Newton evaluations (passes over the support) the solve made.
+  int evaluations = 0;
 };
+
+// A start for support k from a solved neighbouring support a (the hint's
+// anchor): sum q over support k at nu_a differs from support a's, which is 1,
+// only by the coordinates between the two, so one Newton step on log(sum q)
+// from nu_a costs |k - a| coordinates instead of k. Near the search's answer
+// the supports are close, and the step lands within its quadratic error of
+// the root (far closer than interpolating nu between the neighbours), so the
+// solve needs one evaluation fewer. range(from, to, nu, &mass, &slope) sums
+// q and dq/dnu over p[from..to). Returns 0 without a usable anchor.
+template <class RangeSums>
+double AnchoredStart(const Multiplier* hint, size_t k, const RangeSums& range) {
+  if (hint == nullptr || hint->anchor_k == 0 || hint->anchor_k == k ||
+      !(hint->anchor_slope > 0.0) || !(hint->anchor_nu > 0.0)) {
+    return 0.0;
+  }
+  const size_t a = hint->anchor_k;
+  const double nu = hint->anchor_nu;
+  double mass = 0.0, slope = 0.0;
+  range(k > a ? a : k, k > a ? k : a, nu, &mass, &slope);
+  const double sign = k > a ? 1.0 : -1.0;
+  const double excess = sign * mass;  // sum q over support k at nu_a, minus 1
+  const double total_slope = hint->anchor_slope + sign * slope;
+  if (!(excess > -1.0) || !(total_slope > 0.0)) return 0.0;
+  const double step = Log1pF64(excess) / (total_slope / (1.0 + excess));
+  return nu - step;
+}
 
 // p^b, b = alpha - 1, as the primal solver stores it: 0^b is 0 for alpha > 1
 // (the token gains (b nu)^{1/b}) and +inf for alpha < 1 (q stays 0).

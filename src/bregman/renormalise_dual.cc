@@ -103,18 +103,20 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   const bool vectorised = FindSupportMap(false, alpha, &vector_map);
   // Otherwise d delta / d nu = 1 / h'(q) = delta / (nu (1 + (alpha-2) theta)),
   // from h'(q) = q^{alpha-3} ((alpha-1) q - (alpha-2) p) and q^{alpha-2} delta = nu.
-  auto eval = [&](double nu, double* f, double* df) {
-    double sum = -rem;
+  // Over p[from..to): *sum = init + sum of the increments q - p, *slope =
+  // sum of dq/dnu.
+  auto sums_over = [&](size_t from, size_t to, double nu, double init, double* sum_out,
+                       double* slope_out) {
     if (vectorised) {
-      const SupportMapSums sums = SumSupportMap(vector_map, p, p_pow, k, nu);
-      sum += sums.increment;
-      *f = Log1pF64(sum);
-      *df = sums.slope / (1.0 + sum);
+      const SupportMapSums sums = SumSupportMap(vector_map, p + from, p_pow + from, to - from, nu);
+      *sum_out = init + sums.increment;
+      *slope_out = sums.slope;
       return;
     }
     const double nu_root = PowAlpha(nu, 1.0 / b);
+    double sum = init;
     double slope = 0.0;
-    for (size_t i = 0; i < k; ++i) {
+    for (size_t i = from; i < to; ++i) {
       double delta;
       if (p[i] > 0.0) {
         delta = Increment(inner, alpha, p[i], p_pow[i], nu, nu_root);
@@ -126,6 +128,16 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
       }
       sum += delta;
     }
+    *sum_out = sum;
+    *slope_out = slope;
+  };
+  double last_slope = 0.0;
+  int evaluations = 0;
+  auto eval = [&](double nu, double* f, double* df) {
+    ++evaluations;
+    double sum, slope;
+    sums_over(0, k, nu, -rem, &sum, &slope);
+    last_slope = slope;
     // Newton on log(sum q) = log1p(F) rather than on F = sum q - 1: the
     // same root, exact in one step for KL, and far closer to linear than F
     // when the map is steep (alpha near or below 1).
@@ -136,7 +148,19 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   // Without a hint, start from the first-order guess rem / F'(0).
   double nu0 = 0.0, hi = 1.0;
   double lo = 0.0;
-  StartFrom(hint,
+  Multiplier anchored;
+  const Multiplier* start = hint;
+  // (The anchor reads p and the powers up to anchor_k: the caller's powers only.)
+  const double from_anchor =
+      pre == nullptr ? 0.0 : AnchoredStart(hint, k, [&](size_t from, size_t to, double nu, double* mass, double* slope) {
+        sums_over(from, to, nu, SupportMass(p + from, to - from), mass, slope);
+      });
+  if (from_anchor > 0.0) {
+    anchored = *hint;
+    anchored.start = from_anchor;
+    start = &anchored;
+  }
+  StartFrom(start,
             [&] {
               // F'(0) = sum p^{2-alpha}: only for a start without hint bounds.
               const double slope_at_zero = SupportMass(p_pow, k);
@@ -144,10 +168,13 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
             },
             &nu0, &lo, &hi);
   double curvature = hint != nullptr ? hint->curvature : 0.0;
-  const double nu = SafeguardedNewton(eval, lo, hi, nu0, &curvature);
+  const bool known = hint != nullptr && hint->known && nu0 == hint->start;
+  const double nu = known ? nu0 : SafeguardedNewton(eval, lo, hi, nu0, &curvature);
   if (hint != nullptr) {
     hint->value = nu;
     hint->curvature = curvature;
+    hint->slope = last_slope;
+    hint->evaluations = evaluations;
   }
 
   const bool last_only = hint != nullptr && hint->last_only;

@@ -60,38 +60,52 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
     }
     return sum;
   };
-  const double gaining_d = static_cast<double>(gaining);
 
   // Bracket (spec 3.1): alpha > 1: at nu = k^{-b}/b every q_i >= 1/k.
   // alpha < 1: q of the largest p blows up as nu -> p_max^b / (-b).
   double hi = b > 0.0 ? PowF64(static_cast<double>(k), -b) / b
                       : min_pow_b / (-b);
 
-  auto eval = [&](double nu, double* f, double* df) {
-    double sum = -rem;
+  // Over p[from..to): *sum = init + sum of the increments q - p, *slope =
+  // sum of dq/dnu (tokens with p^b = 0 gain (b nu)^{1/b}).
+  auto sums_over = [&](size_t from, size_t to, double nu, double init, double* sum_out,
+                       double* slope_out) {
+    double sum = init;
     double slope = 0.0;
     const double shift = b * nu;  // q^b - p^b
     if (vectorised) {
-      const SupportMapSums sums = SumSupportMap(vector_map, p, pow_b, k, shift);
-      sum += sums.increment;
-      *f = Log1pF64(sum);
-      *df = sums.slope / (1.0 + sum);
+      const SupportMapSums sums = SumSupportMap(vector_map, p + from, pow_b + from, to - from, shift);
+      *sum_out = sum + sums.increment;
+      *slope_out = sums.slope;
       return;
     }
     // Other alphas: q/p - 1 = (1 + x)^{1/b} - 1 = expm1(log1p(x) / b), x = s / p^b.
-    for (size_t i = 0; i < k; ++i) {
+    size_t zeros = 0;
+    for (size_t i = from; i < to; ++i) {
       const double pb = pow_b[i];
+      if (pb == 0.0) ++zeros;
       if (pb == 0.0 || pb == HUGE_VAL) continue;
       const double ratio_m1 = Expm1F64(Log1pF64(shift / pb) / b);
       const double qi = p[i] + p[i] * ratio_m1;
       sum += p[i] * ratio_m1;
       slope += qi / (pb + shift);  // q^{2-alpha} = q * q^{-b}
     }
-    if (gaining > 0) {
+    if (zeros > 0) {
       const double z = PowAlpha(shift, 1.0 / b);
-      sum += gaining_d * z;
-      slope += gaining_d * z / shift;
+      const double zeros_d = static_cast<double>(zeros);
+      sum += zeros_d * z;
+      slope += zeros_d * z / shift;
     }
+    *sum_out = sum;
+    *slope_out = slope;
+  };
+  double last_slope = 0.0;
+  int evaluations = 0;
+  auto eval = [&](double nu, double* f, double* df) {
+    ++evaluations;
+    double sum, slope;
+    sums_over(0, k, nu, -rem, &sum, &slope);
+    last_slope = slope;
     // Newton on log(sum q) = log1p(F) rather than on F = sum q - 1: the
     // same root, exact in one step for KL, and far closer to linear than F
     // when the map is steep (alpha near or below 1).
@@ -104,17 +118,32 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   // so Newton from there converges monotonically.
   double nu0 = 0.0;
   double lo = 0.0;
-  StartFrom(hint,
+  Multiplier anchored;
+  const Multiplier* start = hint;
+  // (The anchor reads p and the powers up to anchor_k: the caller's powers only.)
+  const double from_anchor =
+      pre == nullptr ? 0.0 : AnchoredStart(hint, k, [&](size_t from, size_t to, double nu, double* mass, double* slope) {
+        sums_over(from, to, nu, SupportMass(p + from, to - from), mass, slope);
+      });
+  if (from_anchor > 0.0) {
+    anchored = *hint;
+    anchored.start = from_anchor;
+    start = &anchored;
+  }
+  StartFrom(start,
             [&] {
               const double slope = slope_at_zero();
               return slope > 0.0 ? rem / slope : 0.0;
             },
             &nu0, &lo, &hi);
   double curvature = hint != nullptr ? hint->curvature : 0.0;
-  const double nu = SafeguardedNewton(eval, lo, hi, nu0, &curvature);
+  const bool known = hint != nullptr && hint->known && nu0 == hint->start;
+  const double nu = known ? nu0 : SafeguardedNewton(eval, lo, hi, nu0, &curvature);
   if (hint != nullptr) {
     hint->value = nu;
     hint->curvature = curvature;
+    hint->slope = last_slope;
+    hint->evaluations = evaluations;
   }
 
   const double shift = b * nu;

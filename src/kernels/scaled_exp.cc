@@ -36,7 +36,9 @@ void ScaledExpF64Impl(const float* logits, size_t n, float max, double t, double
       for (size_t j = 0; j < N; ++j) out[i + j] = ExpFullF64((out[i + j] - m) / t) / z;
       continue;
     }
-    const F64::V x = F64::Div(F64::Sub(F64::Load(out + i), F64::Set(m)), F64::Set(t));
+    // x / 1 is x: at the default temperature the division is skipped (the same bits).
+    const F64::V shifted = F64::Sub(F64::Load(out + i), F64::Set(m));
+    const F64::V x = t == 1.0 ? shifted : F64::Div(shifted, F64::Set(t));
     F64::V e;
     const F64::V v = det_simd::ExpSplitT<F64>(x, &e);
     F64::Store(F64::Div(F64::Mul(v, F64::Pow2Of(e)), F64::Set(z)), out + i);

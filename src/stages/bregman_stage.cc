@@ -26,15 +26,19 @@ class CandidateProbs final : public SortedProbs {
       // Each growth of the sorted prefix costs several passes over the row,
       // so grow it by 8x at a time: a quarter of the passes of doubling, for
       // a sort of at most 8x the prefix the search needs.
-      EnsureSorted(c_, std::min(c_.Count(), std::max(need, 8 * converted_)), ws_);
-      // EnsureSorted grows the prefix geometrically; convert what it gave.
+      const size_t sorted = c_.truncated ? c_.sorted : c_.size;
+      if (need > sorted) EnsureSorted(c_, std::min(c_.Count(), std::max(need, 8 * sorted)), ws_);
       const size_t avail = c_.truncated ? c_.sorted : c_.size;
       if (ws_.prefix_p.size() < avail) ws_.prefix_p.resize(std::max(avail, 2 * ws_.prefix_p.size()));
-      // ExpFullF64's bits (not ExpF64: at a low temperature the argument goes
-      // below -708, where ExpF64 flushes to 0 and the solver would see other p).
-      ScaledExpF64(c_.logits + converted_, avail - converted_, max_, c_.temperature, z_,
+      // Convert only what was asked for (each entry's conversion is its
+      // own, so converting in pieces gives the same bits): the sorted
+      // prefix can be 8x longer, and a double-double exp per entry is a
+      // sixth of a large-k decode. ExpFullF64's bits (not ExpF64: at a low
+      // temperature the argument goes below -708, where ExpF64 flushes to 0
+      // and the solver would see other p).
+      ScaledExpF64(c_.logits + converted_, need - converted_, max_, c_.temperature, z_,
                    ws_.prefix_p.data() + converted_);
-      converted_ = avail;
+      converted_ = need;
     }
     return ws_.prefix_p.data();
   }
