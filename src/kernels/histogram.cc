@@ -9,6 +9,8 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "kernels/float_order.h"
+
 HWY_BEFORE_NAMESPACE();
 namespace bd {
 namespace HWY_NAMESPACE {
@@ -68,19 +70,6 @@ namespace bd {
 namespace {
 
 inline float BucketCoordinate(float max, float inv_width, float v) { return (max - v) * inv_width; }
-
-// Order-preserving map float <-> uint32 (for a bisection over floats).
-inline uint32_t OrderedBits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof(b));
-  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-}
-inline float FromOrderedBits(uint32_t b) {
-  b = (b & 0x80000000u) ? (b & 0x7FFFFFFFu) : ~b;
-  float f;
-  std::memcpy(&f, &b, sizeof(f));
-  return f;
-}
 
 }  // namespace
 

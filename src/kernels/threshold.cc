@@ -229,6 +229,13 @@ size_t GatherInRangeImpl(const float* HWY_RESTRICT row, size_t n, float lo, floa
                                         nullptr);
 }
 
+size_t GatherInRangeWithImpl(const float* HWY_RESTRICT row, size_t n, float lo, float hi,
+                             int32_t* HWY_RESTRICT ids_out, float* HWY_RESTRICT vals_out,
+                             const float* HWY_RESTRICT block_max, const float* HWY_RESTRICT w,
+                             float* HWY_RESTRICT w_out) {
+  return GatherRange<true, true, false>(row, n, lo, hi, ids_out, vals_out, block_max, w, w_out);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace bd
 HWY_AFTER_NAMESPACE();
@@ -241,6 +248,7 @@ HWY_EXPORT(GatherAtLeastSparseImpl);
 HWY_EXPORT(GatherAtLeastWithImpl);
 HWY_EXPORT(GatherAtLeastWithSparseImpl);
 HWY_EXPORT(GatherInRangeImpl);
+HWY_EXPORT(GatherInRangeWithImpl);
 
 size_t CountAtLeast(const float* row, size_t n, float t, const float* block_max) {
   return HWY_DYNAMIC_DISPATCH(CountAtLeastImpl)(row, n, t, block_max);
@@ -267,6 +275,11 @@ size_t GatherAtLeastWithSparse(const float* row, size_t n, float t, int32_t* ids
 size_t GatherInRange(const float* row, size_t n, float lo, float hi, int32_t* ids_out,
                      float* vals_out, const float* block_max) {
   return HWY_DYNAMIC_DISPATCH(GatherInRangeImpl)(row, n, lo, hi, ids_out, vals_out, block_max);
+}
+size_t GatherInRangeWith(const float* row, size_t n, float lo, float hi, int32_t* ids_out,
+                         float* vals_out, const float* block_max, const float* w, float* w_out) {
+  return HWY_DYNAMIC_DISPATCH(GatherInRangeWithImpl)(row, n, lo, hi, ids_out, vals_out, block_max,
+                                                     w, w_out);
 }
 }  // namespace bd
 #endif  // HWY_ONCE

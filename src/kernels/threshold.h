@@ -43,6 +43,11 @@ size_t GatherAtLeastWithSparse(const float* row, size_t n, float t, int32_t* ids
 size_t GatherInRange(const float* row, size_t n, float lo, float hi, int32_t* ids_out,
                      float* vals_out, const float* block_max = nullptr);
 
+// The entries with lo <= row[i] < hi and their w, as GatherAtLeastWith
+// writes them, for a wide band (a typical set: most of the row may be kept).
+size_t GatherInRangeWith(const float* row, size_t n, float lo, float hi, int32_t* ids_out,
+                         float* vals_out, const float* block_max, const float* w, float* w_out);
+
 constexpr size_t kCompressSlack = 64;
 
 }  // namespace bd

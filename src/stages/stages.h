@@ -41,6 +41,10 @@ void KeepLogitAtLeast(Candidates& c, float t, size_t min_keep, Workspace& ws);
 // tests/native/test_decoder.cc compares), and how often it decided a cut.
 void SetTopPPrefilterForTesting(bool on);
 size_t TopPPrefilterHitsForTesting();
+// Typical's row cut by bands (SIMD passes) or by the general walk (gather
+// and classify every candidate); the hits count the band path's successes.
+void SetTypicalRowBandsForTesting(bool on);
+size_t TypicalRowBandsHitsForTesting();
 
 // Keeps p_i >= min_p * p_max, i.e. logit_i >= max + T log(min_p) (llama.cpp),
 // and at least min_keep.

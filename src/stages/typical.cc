@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "kernels/float_order.h"
 #include "kernels/histogram.h"
 #include "kernels/moments.h"
 #include "kernels/row_scan.h"
@@ -58,6 +59,148 @@ struct BandProbe {
     return BandSum(s.v, e, s.len, FloatFloor(center - r), FloatCeil(center + r));
   }
 };
+
+// The floats whose walk distance |double(x) - center| (rounded as the walk
+// computes it) is at most r, as the closed interval [lo, hi]: the distance
+// falls as x rises to the center and grows past it, so the set is an
+// interval of floats, found by bisection over their order. lo > hi: empty.
+struct FloatBand {
+  float lo, hi;
+};
+FloatBand BandWithin(double center, double r) {
+  auto within = [&](float x) { return std::fabs(static_cast<double>(x) - center) <= r; };
+  const float below = std::max(FloatFloor(center), -FLT_MAX);  // the last float <= center
+  const float above = std::min(FloatCeil(center), FLT_MAX);    // the first float >= center
+  FloatBand band{INFINITY, -INFINITY};
+  // Lowest x <= below inside (false ... true as x rises).
+  if (within(below)) {
+    uint32_t out = OrderedBits(-FLT_MAX), in = OrderedBits(below);
+    if (within(-FLT_MAX)) {
+      band.lo = -FLT_MAX;
+    } else {
+      while (in - out > 1) {
+        const uint32_t mid = out + (in - out) / 2;
+        (within(FromOrderedBits(mid)) ? in : out) = mid;
+      }
+      band.lo = FromOrderedBits(in);
+    }
+  }
+  // Highest x >= above inside (true ... false as x rises).
+  if (within(above)) {
+    uint32_t in = OrderedBits(above), out = OrderedBits(FLT_MAX);
+    if (within(FLT_MAX)) {
+      band.hi = FLT_MAX;
+    } else {
+      while (out - in > 1) {
+        const uint32_t mid = in + (out - in) / 2;
+        (within(FromOrderedBits(mid)) ? in : out) = mid;
+      }
+      band.hi = FromOrderedBits(in);
+    }
+  }
+  if (band.lo == INFINITY && band.hi != -INFINITY) band.lo = above;
+  if (band.hi == -INFINITY && band.lo != INFINITY) band.hi = below;
+  return band;
+}
+
+bool g_row_bands = true;  // SetTypicalRowBandsForTesting
+size_t g_row_band_hits = 0;
+
+}  // namespace
+
+void SetTypicalRowBandsForTesting(bool on) { g_row_bands = on; }
+size_t TypicalRowBandsHitsForTesting() { return g_row_band_hits; }
+
+namespace {
+
+// The row's cut in SIMD passes, without gathering and classifying every
+// candidate: the tokens within r_lo (A) are only counted and weighed
+// (BandSum, the float-lane sums z is made of), the annulus r_lo < d <= r_hi
+// (B, at most a few thousand tokens) is gathered, sorted and walked from
+// there, and the survivors (every token within the stop's distance d*, ties
+// at d* up to the stopping id) are gathered once, with their exps, in
+// ascending ids: the draw's list. False, with nothing changed in c, when the
+// stop is not in B (the float sums misled the bracket): the general walk
+// below then runs.
+bool KeepRowBand(Candidates& c, const Span& s, const float* e, double center, double r_lo,
+                 double r_hi, double target, size_t keep_min, float max, float scale,
+                 Workspace& ws) {
+  const FloatBand a = r_lo >= 0.0 ? BandWithin(center, r_lo) : FloatBand{INFINITY, -INFINITY};
+  const FloatBand b = BandWithin(center, r_hi);
+  const bool a_empty = !(a.lo <= a.hi);
+  if (!(b.lo <= b.hi)) return false;
+  const BandTotals in_a = a_empty ? BandTotals{0, 0.0} : BandSum(s.v, e, s.len, a.lo, a.hi);
+  if (in_a.sum_w > target && in_a.count >= keep_min) return false;  // the stop is inside A
+
+  const float* blocks = RowBlocks(c);
+  int32_t* g_idx = ws.tmp_ids.data();
+  float* g_val = ws.tmp_logits.data();
+  const float past_b = std::nextafter(b.hi, INFINITY);
+  size_t nb;
+  if (a_empty) {
+    nb = GatherInRange(s.v, s.len, b.lo, past_b, g_idx, g_val, blocks);
+  } else {
+    nb = GatherInRange(s.v, s.len, b.lo, a.lo, g_idx, g_val, blocks);
+    nb += GatherInRange(s.v, s.len, std::nextafter(a.hi, INFINITY), past_b, g_idx + nb, g_val + nb,
+                        blocks);
+  }
+  double* dist = ws.stage_f64.data();
+  uint64_t* perm = ws.keys.data();
+  for (size_t t = 0; t < nb; ++t) {
+    dist[t] = std::fabs(static_cast<double>(g_val[t]) - center);
+    perm[t] = t;
+  }
+  std::sort(perm, perm + nb, [&](uint64_t x, uint64_t y) {
+    if (dist[x] != dist[y]) return dist[x] < dist[y];
+    return g_idx[x] < g_idx[y];
+  });
+  double cum = in_a.sum_w;
+  size_t kept = in_a.count;
+  size_t walked = 0;
+  for (; walked < nb; ++walked) {
+    cum += e[g_idx[perm[walked]]];
+    ++kept;
+    if (cum > target && kept >= keep_min) break;
+  }
+  if (walked == nb) return false;  // no stop within r_hi
+  const double stop = dist[perm[walked]];
+  size_t ties_out = 0;  // at the stop's distance, after it in id order
+  while (walked + 1 + ties_out < nb && dist[perm[walked + 1 + ties_out]] == stop) ++ties_out;
+  if (kept >= c.row_finite) return false;  // keeps everything: the general path's no-op
+
+  const FloatBand f = BandWithin(center, stop);
+  float* list_exp = ws.stage_f32.data();
+  size_t n = GatherInRangeWith(s.v, s.len, f.lo, std::nextafter(f.hi, INFINITY), ws.ids.data(),
+                               ws.logits.data(), blocks, e, list_exp);
+  if (n != kept + ties_out) return false;  // the counts disagree: never expected
+  if (ties_out > 0) {
+    // Drop the ties beyond the stopping id (rare: an exactly equal distance).
+    const int32_t last_id = g_idx[perm[walked]];
+    size_t j = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const bool drop = ws.ids[i] > last_id &&
+                        std::fabs(static_cast<double>(ws.logits[i]) - center) == stop;
+      ws.ids[j] = ws.ids[i];
+      ws.logits[j] = ws.logits[i];
+      list_exp[j] = list_exp[i];
+      j += drop ? 0 : 1;
+    }
+    n = j;
+  }
+  // The draw may sum these exps when the row's maximum is among them (then
+  // it is the list's maximum too).
+  const bool max_kept = ties_out == 0 && max >= f.lo && max <= f.hi;
+  c.ids = ws.ids.data();
+  c.logits = ws.logits.data();
+  c.size = n;
+  c.sorted = 0;
+  c.truncated = true;
+  c.probs_valid = false;
+  c.list_exp = max_kept ? list_exp : nullptr;
+  c.list_exp_max = max;
+  c.list_exp_scale = scale;
+  return true;
+}
 
 }  // namespace
 
@@ -197,6 +340,13 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
       r_lo = lo;
     }
 
+    // (Any round: the rounds before kept whole bands, everything within
+    // r_done <= r_lo, which is what the band path assumes of A.)
+    if (!c.truncated && r_hi < kInf && g_row_bands &&
+        KeepRowBand(c, s, e, center, r_lo, r_hi, target, keep_min, max, scale, ws)) {
+      ++g_row_band_hits;
+      return;
+    }
     // Gather the candidates with r_done < distance <= r_hi (exact double
     // distances): inside r_lo they are kept unsorted (A), beyond it they form
     // the annulus (B) that is sorted and walked.

@@ -355,6 +355,75 @@ TEST_CASE("typical: a 128K LLM row (bisection path) matches the reference") {
   CHECK(tally.ambiguous + tally.float_ambiguous == 0);
 }
 
+TEST_CASE("typical: the row's band cut keeps what the general walk keeps, and matches the reference") {
+  // Rows where the band path runs (the full row, a bracket from the
+  // histogram or the bisection): LLM-shaped, flat Gaussians (most of the row
+  // survives, the case it exists for) and logits on a 1/8 grid (many tokens
+  // at exactly the stop's distance: the ties past the stopping id must go).
+  std::mt19937_64 rng(203);
+  std::vector<std::vector<float>> rows;
+  for (size_t v : {2000, 9000, 70000, 262144}) {
+    rows.push_back(LlmRow(v, rng, 1.1));
+    std::normal_distribution<double> g(0.0, 1.0);
+    std::vector<float> flat(v), grid(v);
+    for (float& x : flat) x = static_cast<float>(g(rng));
+    for (float& x : grid) x = std::round(static_cast<float>(g(rng)) * 8.0f) / 8.0f;
+    rows.push_back(flat);
+    rows.push_back(grid);  // (every third row)
+  }
+  Tally tally;
+  int cases = 0, same = 0;
+  size_t banded = 0, smooth_cases = 0;  // cases the band path decided, of the cases not on a grid
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const std::vector<float>& row = rows[r];
+    const bool on_grid = r % 3 == 2;
+    for (float p : {0.2f, 0.5f, 0.9f, 0.99f}) {
+      for (size_t min_keep : {size_t{1}, size_t{300}}) {
+        for (double temp : {1.0, 0.7}) {
+          auto apply = [&](bd::Candidates& c, Shaper& sh) {
+            bd::ApplyTypical(c, bd::TypicalParams{p, min_keep}, sh.ws, sh.ctx);
+          };
+          // (The reference's margin search is quadratic on flat rows: up to 9000.)
+          if (row.size() <= 9000) {
+            CompareCase(tally, row, 0, temp, apply, [&](const ref::Logits& l, const ref::Cands& rc) {
+              return ref::Typical(l, rc, p, min_keep);
+            });
+          }
+          // The same case by both paths.
+          ref::Dist by[2];
+          for (int band = 0; band < 2; ++band) {
+            bd::SetTypicalRowBandsForTesting(band == 1);
+            Shaper sh;
+            bd::Candidates c = sh.Make(row);
+            if (temp != 1.0) bd::ApplyTemperature(c, static_cast<float>(temp));
+            const size_t hits = bd::TypicalRowBandsHitsForTesting();
+            apply(c, sh);
+            if (band == 1 && !on_grid) {
+              banded += bd::TypicalRowBandsHitsForTesting() - hits;
+              ++smooth_cases;
+            }
+            by[band] = sh.Finish(c);
+          }
+          bd::SetTypicalRowBandsForTesting(true);
+          ++cases;
+          same += by[0].ids == by[1].ids;
+        }
+      }
+    }
+  }
+  Report("typical by bands", tally);
+  MESSAGE(same << " of " << cases << " cases kept the same tokens by both paths");
+  // A's mass is summed in float lanes (as z is) instead of one by one in
+  // double: a cut may move only where the walk's margin is below ~1e-7.
+  CHECK(cases - same <= cases / 50);
+  CHECK(tally.ambiguous + tally.float_ambiguous <= tally.cases / 50);
+  // Off the grid the band path decides every case; on it, a bracket's
+  // annulus can hold no token at all (whole distance levels fall outside),
+  // and the general walk takes the next round.
+  MESSAGE(banded << " of " << smooth_cases << " cases off the grid cut by the band path");
+  CHECK(banded == smooth_cases);
+}
+
 // ---------------------------------------------------------------- epsilon / eta
 
 TEST_CASE("epsilon: cutoff, exact boundary, min_keep (HF EpsilonLogitsWarper)") {
