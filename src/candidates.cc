@@ -130,10 +130,38 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
     // Grow geometrically so repeated requests cost O(V) amortised passes.
     const size_t want =
         std::min(c.row_finite, std::max(want_min, std::max<size_t>(64, 2 * c.size)));
+    const size_t have = c.size;
+    if (want >= c.row_finite) {
+      // The whole rest of the row: its keys straight from the row (no
+      // gather, no compaction of ids and logits, no copy after the sort).
+      // The sorted prefix holds the `have` largest keys: the rest are the
+      // finite entries below its last key.
+      const uint64_t last =
+          have > 0 ? OrderKey(ws.logits[have - 1], ws.ids[have - 1]) : ~uint64_t{0};
+      uint64_t* keys = ws.keys.data();
+      size_t n = 0;
+      for (size_t i = 0; i < c.vocab; ++i) {
+        const float x = c.row[i];
+        const uint64_t key = OrderKey(x, static_cast<int32_t>(i));
+        keys[n] = key;
+        n += (x >= -FLT_MAX) & (key < last);
+      }
+      SortKeysDescending(keys, n, ws.sort_scratch.data());
+      int32_t* ids = ws.ids.data() + have;
+      float* logits = ws.logits.data() + have;
+      for (size_t i = 0; i < n; ++i) {
+        ids[i] = KeyId(keys[i]);
+        logits[i] = KeyLogit(keys[i]);
+      }
+      c.ids = ws.ids.data();
+      c.logits = ws.logits.data();
+      c.size = have + n;
+      c.sorted = have + n;
+      return;
+    }
     const float* blocks = RowBlocks(c);
     float t = blocks ? ThresholdFromBlocks(blocks, NumBlocks(c.vocab), want, ws.block_scratch.data())
                      : NAN;
-    if (want >= c.row_finite) t = -FLT_MAX;
     int32_t* g_ids = ws.tmp_ids.data();
     float* g_logits = ws.tmp_logits.data();
     // More than one entry per block wanted: the sample's estimate (g_logits
@@ -155,7 +183,6 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
     // The prefix already sorted (the top c.size, in ws.ids / ws.logits)
     // stays: only what follows it in the order is selected and sorted, so
     // a growing prefix sorts each entry once.
-    const size_t have = c.size;
     if (have > 0) {
       const uint64_t last = OrderKey(ws.logits[have - 1], ws.ids[have - 1]);
       size_t kept = 0;

@@ -58,6 +58,7 @@ void CheckPrefix(const RowCands& x, const std::vector<float>& row,
                  const std::vector<int32_t>& want, size_t m) {
   const size_t k = std::min(m, want.size());
   REQUIRE(x.c.size >= k);
+  REQUIRE(x.c.size <= want.size());  // candidates only: no banned (-inf) token
   REQUIRE(x.c.sorted >= k);
   for (size_t i = 0; i < k; ++i) {
     REQUIRE(x.c.ids[i] == want[i]);
