@@ -41,12 +41,16 @@ struct TypicalParams {
 // point between a radius certainly short of it and one certainly past it
 // (margins of 1e-6 Z around the float sums). The tokens inside the inner
 // radius are kept unsorted; only the annulus between the two radii (about
-// 1024 tokens) is sorted by double distance and walked. If rounding defeats
-// the margins, the walk continues outward with wider ones (at worst over the
-// whole remaining tail), so the result is always a prefix of the distance
-// order, cut where its mass (the e_i summed in double, over Z) first exceeds
-// p (1 + 1e-6). Precision: Z and c* come from float-lane sums (~1e-7
-// relative), so cuts within ~1e-7 of a tie follow that arithmetic.
+// 1024 tokens) is sorted by double distance and walked. On the full row the
+// inner tokens are not even gathered: their count and mass come from one
+// BandSum, and the survivors (every token within the stop's distance, ties
+// at it up to the stopping id) from one gather with their exps. If rounding
+// defeats the margins, the walk continues outward with wider ones (at worst
+// over the whole remaining tail), so the result is always a prefix of the
+// distance order, cut where its mass (over Z) first exceeds p (1 + 1e-6).
+// Precision: Z, c* and the inner band's mass on the row come from float-lane
+// sums (~1e-7 relative; a list's are summed in double), so cuts within ~1e-7
+// of a tie follow that arithmetic.
 // Cost: one exp pass, ~15-30 cheap SIMD passes (compare + masked add), one
 // gather, and a sort of the boundary annulus: ~1 ms for a 128K row on one
 // x86 core (a std::sort of the row alone takes ~10 ms). When p is within
