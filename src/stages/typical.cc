@@ -69,7 +69,7 @@ struct FloatBand {
 };
 FloatBand BandWithin(double center, double r) {
   auto within = [&](float x) { return std::fabs(static_cast<double>(x) - center) <= r; };
-  const float below = std::max(FloatFloor(center), -FLT_MAX);  // the last float <= center
+  const float below = FloatFloor(center);  // the last float <= center (>= -FLT_MAX)
   const float above = std::min(FloatCeil(center), FLT_MAX);    // the first float >= center
   FloatBand band{INFINITY, -INFINITY};
   // Lowest x <= below inside (false ... true as x rises).
@@ -116,12 +116,12 @@ namespace {
 // The row's cut in SIMD passes, without gathering and classifying every
 // candidate: the tokens within r_lo (A) are only counted and weighed
 // (BandSum, the float-lane sums z is made of), the annulus r_lo < d <= r_hi
-// (B, at most a few thousand tokens) is gathered, sorted and walked from
+// (B, usually a few thousand tokens at most) is gathered, sorted and walked from
 // there, and the survivors (every token within the stop's distance d*, ties
 // at d* up to the stopping id) are gathered once, with their exps, in
-// ascending ids: the draw's list. False, with nothing changed in c, when the
-// stop is not in B (the float sums misled the bracket): the general walk
-// below then runs.
+// ascending ids: the draw's list. False when the stop is not in B (the float
+// sums misled the bracket), with c unchanged (at most its lazy sorted-prefix
+// cache dropped): the general walk below then runs.
 bool KeepRowBand(Candidates& c, const Span& s, const float* e, double center, double r_lo,
                  double r_hi, double target, size_t keep_min, float max, float scale,
                  Workspace& ws) {
@@ -172,7 +172,13 @@ bool KeepRowBand(Candidates& c, const Span& s, const float* e, double center, do
   float* list_exp = ws.stage_f32.data();
   size_t n = GatherInRangeWith(s.v, s.len, f.lo, std::nextafter(f.hi, INFINITY), ws.ids.data(),
                                ws.logits.data(), blocks, e, list_exp);
-  if (n != kept + ties_out) return false;  // the counts disagree: never expected
+  if (n != kept + ties_out) {
+    // The counts disagree (never expected): the gather overwrote the row's
+    // sorted-prefix cache in ws.ids / ws.logits, so it is dropped (lazy again).
+    c.size = 0;
+    c.sorted = 0;
+    return false;
+  }
   if (ties_out > 0) {
     // Drop the ties beyond the stopping id (rare: an exactly equal distance).
     const int32_t last_id = g_idx[perm[walked]];
