@@ -9,7 +9,9 @@
 
 #include "bregman/alpha_family.h"
 #include "bregman/bregman.h"
+#include "bregman/root_finding.h"
 #include "kernels/det_math.h"
+#include "kernels/support_map.h"
 
 namespace bd {
 namespace bregman_detail {
@@ -126,6 +128,55 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
 double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
                               double rem, double* q, double* scratch,
                               Multiplier* nu);
+
+// The multiplier of a general solver: safeguarded Newton on log(sum q) =
+// log1p(F) over the support (the same root as F = sum q - 1, exact in one
+// step for KL, and far closer to linear than F when the map is steep: alpha
+// near or below 1), on (lo, hi), from the hint's anchor (caller's powers
+// only: the anchor reads them past k), its bounds and start, else guess().
+// A known hint is applied without an evaluation. Fills the hint's outputs.
+// sums_over(from, to, nu, init, &sum, &slope): sum = init + the increments
+// q - p over p[from..to), slope = the sum of dq/dnu there.
+template <class SumsOver, class Guess>
+double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& sums_over,
+                       const Guess& guess, double lo, double hi, Multiplier* hint) {
+  double last_slope = 0.0;
+  int evaluations = 0;
+  auto eval = [&](double nu, double* f, double* df) {
+    ++evaluations;
+    double sum, slope;
+    sums_over(0, k, nu, -rem, &sum, &slope);
+    last_slope = slope;
+    *f = Log1pF64(sum);
+    *df = slope / (1.0 + sum);
+  };
+  Multiplier anchored;
+  const Multiplier* start = hint;
+  const double from_anchor =
+      hint == nullptr || hint->powers == nullptr
+          ? 0.0
+          : AnchoredStart(hint, k, [&](size_t from, size_t to, double nu, double* mass,
+                                       double* slope) {
+              sums_over(from, to, nu, SupportMass(p + from, to - from), mass, slope);
+            });
+  if (from_anchor > 0.0) {
+    anchored = *hint;
+    anchored.start = from_anchor;
+    start = &anchored;
+  }
+  double nu0 = 0.0;
+  StartFrom(start, guess, &nu0, &lo, &hi);
+  double curvature = hint != nullptr ? hint->curvature : 0.0;
+  const bool known = hint != nullptr && hint->known && nu0 == hint->start;
+  const double nu = known ? nu0 : SafeguardedNewton(eval, lo, hi, nu0, &curvature);
+  if (hint != nullptr) {
+    hint->value = nu;
+    hint->curvature = curvature;
+    hint->slope = last_slope;
+    hint->evaluations = evaluations;
+  }
+  return nu;
+}
 
 }  // namespace bregman_detail
 }  // namespace bd

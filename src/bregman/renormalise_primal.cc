@@ -15,7 +15,6 @@
 
 #include "bregman/alpha_family.h"
 #include "bregman/renormalise.h"
-#include "bregman/root_finding.h"
 #include "kernels/det_math.h"
 #include "kernels/support_map.h"
 
@@ -63,7 +62,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
 
   // Bracket (spec 3.1): alpha > 1: at nu = k^{-b}/b every q_i >= 1/k.
   // alpha < 1: q of the largest p blows up as nu -> p_max^b / (-b).
-  double hi = b > 0.0 ? PowF64(static_cast<double>(k), -b) / b
+  const double hi = b > 0.0 ? PowF64(static_cast<double>(k), -b) / b
                       : min_pow_b / (-b);
 
   // Over p[from..to): *sum = init + sum of the increments q - p, *slope =
@@ -99,52 +98,16 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
     *sum_out = sum;
     *slope_out = slope;
   };
-  double last_slope = 0.0;
-  int evaluations = 0;
-  auto eval = [&](double nu, double* f, double* df) {
-    ++evaluations;
-    double sum, slope;
-    sums_over(0, k, nu, -rem, &sum, &slope);
-    last_slope = slope;
-    // Newton on log(sum q) = log1p(F) rather than on F = sum q - 1: the
-    // same root, exact in one step for KL, and far closer to linear than F
-    // when the map is steep (alpha near or below 1).
-    *f = Log1pF64(sum);
-    *df = slope / (1.0 + sum);
-  };
-
   // Without a hint, the first-order guess nu0 = rem / F'(0): right of the
   // root when F is convex (alpha < 2) and left of it when concave (alpha > 2),
   // so Newton from there converges monotonically.
-  double nu0 = 0.0;
-  double lo = 0.0;
-  Multiplier anchored;
-  const Multiplier* start = hint;
-  // (The anchor reads p and the powers up to anchor_k: the caller's powers only.)
-  const double from_anchor =
-      pre == nullptr ? 0.0 : AnchoredStart(hint, k, [&](size_t from, size_t to, double nu, double* mass, double* slope) {
-        sums_over(from, to, nu, SupportMass(p + from, to - from), mass, slope);
-      });
-  if (from_anchor > 0.0) {
-    anchored = *hint;
-    anchored.start = from_anchor;
-    start = &anchored;
-  }
-  StartFrom(start,
-            [&] {
-              const double slope = slope_at_zero();
-              return slope > 0.0 ? rem / slope : 0.0;
-            },
-            &nu0, &lo, &hi);
-  double curvature = hint != nullptr ? hint->curvature : 0.0;
-  const bool known = hint != nullptr && hint->known && nu0 == hint->start;
-  const double nu = known ? nu0 : SafeguardedNewton(eval, lo, hi, nu0, &curvature);
-  if (hint != nullptr) {
-    hint->value = nu;
-    hint->curvature = curvature;
-    hint->slope = last_slope;
-    hint->evaluations = evaluations;
-  }
+  const double nu = SolveMultiplier(
+      p, k, rem, sums_over,
+      [&] {
+        const double slope = slope_at_zero();
+        return slope > 0.0 ? rem / slope : 0.0;
+      },
+      0.0, hi, hint);
 
   const double shift = b * nu;
   const bool last_only = hint != nullptr && hint->last_only;
