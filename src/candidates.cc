@@ -211,6 +211,19 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
   c.sorted = want;
 }
 
+void TakeRowGather(Candidates& c, size_t n, Workspace& ws, const float* exps, float max,
+                   float scale) {
+  c.ids = ws.ids.data();
+  c.logits = ws.logits.data();
+  c.size = n;
+  c.sorted = 0;
+  c.truncated = true;
+  c.probs_valid = false;
+  c.list_exp = exps;
+  c.list_exp_max = max;
+  c.list_exp_scale = scale;
+}
+
 void TruncateToSorted(Candidates& c, size_t j) {
   if (j < c.size) c.probs_valid = false;
   if (j < c.size || !c.truncated) c.list_exp = nullptr;

@@ -80,6 +80,12 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws);
 // Keeps only the first j (<= available sorted) candidates.
 void TruncateToSorted(Candidates& c, size_t j);
 
+// Makes the n entries a gather from the row left in ws.ids / ws.logits
+// (ascending ids) the candidate list, with exps (null: none) as its
+// list_exp, measured from max at scale (max must then be the list's max).
+void TakeRowGather(Candidates& c, size_t n, Workspace& ws, const float* exps, float max,
+                   float scale);
+
 // Keeps the list entries i (truncated sets only) for which keep(i) is true,
 // in order; the sorted head keeps what is left of it. keep(i) sees the
 // entry's original index, before any compaction. O(size).

@@ -255,22 +255,15 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
   }
   // The row: the nucleus in ascending ids with its exps, in one gather.
   float* list_exp = ws.stage_f32.data();
-  c.size = GatherAtLeastWith(c.row, c.vocab, cut_logit, ws.ids.data(), ws.logits.data(), blocks,
-                             e, list_exp);
-  c.ids = ws.ids.data();
-  c.logits = ws.logits.data();
-  c.sorted = 0;
-  c.truncated = true;
-  c.probs_valid = false;
+  const size_t n = GatherAtLeastWith(c.row, c.vocab, cut_logit, ws.ids.data(), ws.logits.data(),
+                                     blocks, e, list_exp);
+  TakeRowGather(c, n, ws, list_exp, max, scale);
   if (ties_dropped) {
+    // (CompactList drops list_exp: this rare case recomputes.)
     CompactList(c, [&c, cut_logit, cut_id](size_t i) {
       return (c.logits[i] > cut_logit) | (c.ids[i] <= cut_id);
     });
-    return;  // CompactList dropped list_exp (this rare case recomputes)
   }
-  c.list_exp = list_exp;
-  c.list_exp_max = max;
-  c.list_exp_scale = scale;
 }
 
 }  // namespace

@@ -170,8 +170,8 @@ bool KeepRowBand(Candidates& c, const Span& s, const float* e, double center, do
 
   const FloatBand f = BandWithin(center, stop);
   float* list_exp = ws.stage_f32.data();
-  size_t n = GatherInRangeWith(s.v, s.len, f.lo, std::nextafter(f.hi, INFINITY), ws.ids.data(),
-                               ws.logits.data(), blocks, e, list_exp);
+  const size_t n = GatherInRangeWith(s.v, s.len, f.lo, std::nextafter(f.hi, INFINITY), ws.ids.data(),
+                                     ws.logits.data(), blocks, e, list_exp);
   if (n != kept + ties_out) {
     // The counts disagree (never expected): the gather overwrote the row's
     // sorted-prefix cache in ws.ids / ws.logits, so it is dropped (lazy again).
@@ -179,32 +179,18 @@ bool KeepRowBand(Candidates& c, const Span& s, const float* e, double center, do
     c.sorted = 0;
     return false;
   }
-  if (ties_out > 0) {
-    // Drop the ties beyond the stopping id (rare: an exactly equal distance).
-    const int32_t last_id = g_idx[perm[walked]];
-    size_t j = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const bool drop = ws.ids[i] > last_id &&
-                        std::fabs(static_cast<double>(ws.logits[i]) - center) == stop;
-      ws.ids[j] = ws.ids[i];
-      ws.logits[j] = ws.logits[i];
-      list_exp[j] = list_exp[i];
-      j += drop ? 0 : 1;
-    }
-    n = j;
-  }
   // The draw may sum these exps when the row's maximum is among them (then
   // it is the list's maximum too).
   const bool max_kept = ties_out == 0 && max >= f.lo && max <= f.hi;
-  c.ids = ws.ids.data();
-  c.logits = ws.logits.data();
-  c.size = n;
-  c.sorted = 0;
-  c.truncated = true;
-  c.probs_valid = false;
-  c.list_exp = max_kept ? list_exp : nullptr;
-  c.list_exp_max = max;
-  c.list_exp_scale = scale;
+  TakeRowGather(c, n, ws, max_kept ? list_exp : nullptr, max, scale);
+  if (ties_out > 0) {
+    // Drop the ties beyond the stopping id (rare: an exactly equal distance).
+    const int32_t last_id = g_idx[perm[walked]];
+    CompactList(c, [&c, last_id, center, stop](size_t i) {
+      return !(c.ids[i] > last_id &&
+               std::fabs(static_cast<double>(c.logits[i]) - center) == stop);
+    });
+  }
   return true;
 }
 
@@ -440,15 +426,7 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
         ++j;
       }
     }
-    c.ids = ws.ids.data();
-    c.logits = ws.logits.data();
-    c.size = kept;
-    c.sorted = 0;
-    c.truncated = true;
-    c.probs_valid = false;
-    c.list_exp = max_kept ? list_exp : nullptr;
-    c.list_exp_max = max;
-    c.list_exp_scale = scale;
+    TakeRowGather(c, kept, ws, max_kept ? list_exp : nullptr, max, scale);
     return;
   }
   // A list: compact in place, keeping the list order (and what is left of
