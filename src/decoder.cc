@@ -61,24 +61,6 @@ DrawPick WalkBlocks(const float* row, size_t n, float max, float scale,
 // cleared only by tests, which compare against a decoder that never does.
 bool g_reuse_list_exps = true;
 
-// Whether the list's ids ascend (a canonical walk order) and its max, in
-// one pass.
-struct ListScan {
-  bool ids_ascending;
-  float max;
-};
-ListScan ScanList(const Candidates& c) {
-  bool ascending = true;
-  float max = -INFINITY;
-  int32_t prev = -1;  // ids are >= 0
-  for (size_t i = 0; i < c.size; ++i) {
-    ascending &= prev < c.ids[i];
-    prev = c.ids[i];
-    max = std::max(max, c.logits[i]);
-  }
-  return ListScan{ascending, max};
-}
-
 }  // namespace
 
 void Decoder::ReuseListExpsForTesting(bool on) { g_reuse_list_exps = on; }
@@ -337,7 +319,7 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     const bool sorted = c.sorted >= c.size;
     const ListScan scan = reuse    ? ListScan{true, c.list_exp_max}
                           : sorted ? ListScan{false, 0.0f}
-                                   : ScanList(c);
+                                   : ScanList(c.ids, c.logits, c.size);
     if (!scan.ids_ascending) EnsureSorted(c, c.size, ws_);
     if (!c.probs_valid) {
       // softmax of the list: the row's draw (one SIMD exp pass with block

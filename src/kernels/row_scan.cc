@@ -103,6 +103,28 @@ size_t FindFirstEqualImpl(const float* HWY_RESTRICT row, size_t n, float max,
   return n;
 }
 
+ListScan ScanListImpl(const int32_t* HWY_RESTRICT ids, const float* HWY_RESTRICT logits,
+                      size_t n) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const size_t N = hn::Lanes(d);
+  // ids[i] < ids[i + 1] for every i: a vector against the one a lane later.
+  auto ascending = hn::FirstN(di, N);
+  auto vmax = hn::Set(d, -std::numeric_limits<float>::infinity());
+  size_t i = 0;
+  for (; i + N + 1 <= n; i += N) {
+    ascending = hn::And(ascending, hn::Lt(hn::LoadU(di, ids + i), hn::LoadU(di, ids + i + 1)));
+    vmax = hn::Max(hn::LoadU(d, logits + i), vmax);
+  }
+  bool asc = hn::AllTrue(di, ascending) && (n == 0 || ids[0] >= 0);
+  float m = hn::GetLane(hn::MaxOfLanes(d, vmax));
+  for (; i < n; ++i) {
+    if (i + 1 < n) asc &= ids[i] < ids[i + 1];
+    if (logits[i] > m) m = logits[i];
+  }
+  return ListScan{asc, m};
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace bd
 HWY_AFTER_NAMESPACE();
@@ -111,12 +133,16 @@ HWY_AFTER_NAMESPACE();
 namespace bd {
 HWY_EXPORT(ScanRowImpl);
 HWY_EXPORT(FindFirstEqualImpl);
+HWY_EXPORT(ScanListImpl);
 
 RowScan ScanRow(const float* row, size_t n, float* block_max) {
   return HWY_DYNAMIC_DISPATCH(ScanRowImpl)(row, n, block_max);
 }
 size_t FindFirstEqual(const float* row, size_t n, float max, const float* block_max) {
   return HWY_DYNAMIC_DISPATCH(FindFirstEqualImpl)(row, n, max, block_max);
+}
+ListScan ScanList(const int32_t* ids, const float* logits, size_t n) {
+  return HWY_DYNAMIC_DISPATCH(ScanListImpl)(ids, logits, n);
 }
 }  // namespace bd
 #endif  // HWY_ONCE

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace bd {
 
@@ -24,5 +25,14 @@ RowScan ScanRow(const float* row, size_t n, float* block_max = nullptr);
 // row) it reads only the first block that holds max. Returns n when none.
 size_t FindFirstEqual(const float* row, size_t n, float max,
                       const float* block_max = nullptr);
+
+// One pass over a candidate list: whether its ids strictly ascend (the
+// draw's canonical order for a gathered list) and its largest logit
+// (-inf when n == 0; lists hold no NaN).
+struct ListScan {
+  bool ids_ascending;
+  float max;
+};
+ListScan ScanList(const int32_t* ids, const float* logits, size_t n);
 
 }  // namespace bd

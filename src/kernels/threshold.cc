@@ -44,6 +44,19 @@ struct WasmCompressTable {
 };
 constexpr WasmCompressTable kWasmCompress{};
 
+// The keep masks of 8 vectors (32 lanes, all-ones or zero) as one 32-bit
+// mask, bit 4j + l for lane l of vector j: the saturating narrows keep each
+// lane's sign, so two byte bitmasks replace eight lane bitmasks and their
+// shifts.
+HWY_INLINE uint32_t WasmGroupBits(const v128_t* keep) {
+  const v128_t lo = wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(keep[0], keep[1]),
+                                            wasm_i16x8_narrow_i32x4(keep[2], keep[3]));
+  const v128_t hi = wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(keep[4], keep[5]),
+                                            wasm_i16x8_narrow_i32x4(keep[6], keep[7]));
+  return static_cast<uint32_t>(wasm_i8x16_bitmask(lo)) |
+         (static_cast<uint32_t>(wasm_i8x16_bitmask(hi)) << 16);
+}
+
 template <class V>
 HWY_INLINE V WasmCompress(V v, uint32_t bits) {
   return V{wasm_i8x16_swizzle(v.raw, wasm_v128_load(kWasmCompress.bytes[bits]))};
@@ -123,12 +136,12 @@ HWY_INLINE size_t GatherRange(const float* HWY_RESTRICT row, size_t n, float lo,
     constexpr size_t kGroup = 8;
     static_assert(4 * kGroup == 32, "one mask bit per entry of the group");
     for (; kSparse && i + kGroup * N <= end; i += kGroup * N) {
-      uint32_t mask = 0;
+      v128_t keep[kGroup];
       for (size_t j = 0; j < kGroup; ++j) {
         const auto v = hn::LoadU(d, row + i + j * N);
-        const auto keep = kBelowHi ? hn::And(hn::Ge(v, vlo), hn::Lt(v, vhi)) : hn::Ge(v, vlo);
-        mask |= WasmMaskBits(keep) << (4 * j);
+        keep[j] = (kBelowHi ? hn::And(hn::Ge(v, vlo), hn::Lt(v, vhi)) : hn::Ge(v, vlo)).raw;
       }
+      uint32_t mask = WasmGroupBits(keep);
       if (mask == 0) continue;
       const size_t kept = static_cast<size_t>(__builtin_popcount(mask));
       if (kept <= 4) {

@@ -88,6 +88,44 @@ TEST_CASE("ScanRow: max and NaN detection match a scalar scan") {
   }
 }
 
+TEST_CASE("ScanList: ascending ids and the max match a scalar scan, a descent at any position") {
+  std::mt19937_64 rng(11);
+  for (size_t n : Lengths()) {
+    std::vector<float> logits = RandomRow(n, rng, 0.1);
+    std::vector<int32_t> ids(n);
+    int32_t id = static_cast<int32_t>(rng() % 3);
+    for (size_t i = 0; i < n; ++i) ids[i] = (id += 1 + static_cast<int32_t>(rng() % 4));
+    float want_max = -kInf;
+    for (size_t i = 0; i < n; ++i) want_max = std::max(want_max, logits[i]);
+    const bd::ListScan got = bd::ScanList(ids.data(), logits.data(), n);
+    CHECK(got.ids_ascending);
+    CHECK(got.max == want_max);
+    // Positions: all of a short list, the ends, the middle and a sample of a long one.
+    std::vector<size_t> at;
+    for (size_t i = 0; i < n; ++i) {
+      if (n <= 1100 || i < 2 || i + 2 >= n || i == n / 2 || rng() % 2048 == 0) at.push_back(i);
+    }
+    // An adjacent pair made equal, or swapped, breaks the order anywhere.
+    for (size_t i : at) {
+      if (i + 1 >= n) continue;
+      std::vector<int32_t> tie = ids;
+      tie[i + 1] = tie[i];
+      CHECK_FALSE(bd::ScanList(tie.data(), logits.data(), n).ids_ascending);
+      std::vector<int32_t> swapped = ids;
+      std::swap(swapped[i], swapped[i + 1]);
+      CHECK_FALSE(bd::ScanList(swapped.data(), logits.data(), n).ids_ascending);
+    }
+    // The max at any position, the scalar tail included.
+    for (size_t i : at) {
+      std::vector<float> peak = logits;
+      peak[i] = 1e30f;
+      CHECK(bd::ScanList(ids.data(), peak.data(), n).max == 1e30f);
+    }
+  }
+  CHECK(bd::ScanList(nullptr, nullptr, 0).max == -kInf);
+  CHECK(bd::ScanList(nullptr, nullptr, 0).ids_ascending);
+}
+
 TEST_CASE("FindFirstEqual returns the lowest index of the maximum") {
   std::mt19937_64 rng(2);
   for (size_t n : Lengths()) {
