@@ -22,23 +22,11 @@ namespace bd {
 namespace bregman_detail {
 namespace {
 
-// alpha = 3 or other (alpha = 3/2 runs as a SIMD pass: kernels/support_map.h).
-enum class Inner { kCubic, kGeneral };
-
-// delta = q - p solving (p + delta)^{alpha-2} delta = nu, for p > 0 and nu > 0.
+// delta = q - p solving (p + delta)^{alpha-2} delta = nu, for p > 0 and nu > 0,
+// alpha not 3/2, 2 or 3 (those have closed forms; kernels/support_map.h).
 // p_pow = p^{2-alpha} and nu_root = nu^{1/(alpha-1)} are the small- and
 // large-delta asymptotes of the solution.
-// Inlined into the solver loops, where the switch on the loop-invariant
-// inner kind is hoisted out of the loop.
-[[gnu::always_inline]] inline double Increment(Inner inner, double alpha, double p, double p_pow, double nu,
-                 double nu_root) {
-  switch (inner) {
-    case Inner::kCubic:
-      // q (q - p) = nu: q - p = 2 nu / (p + sqrt(p^2 + 4 nu)).
-      return 2.0 * nu / (p + std::sqrt(p * p + 4.0 * nu));
-    case Inner::kGeneral:
-      break;
-  }
+double Increment(double alpha, double p, double p_pow, double nu, double nu_root) {
   // Newton in y = log(delta) on G(y) = log((p + delta)^{alpha-2} delta / nu),
   // G' = 1 + (alpha-2) theta with theta = delta / (p + delta), so G' lies
   // between 1 and alpha - 1. Bounding log(p + delta) between max(log p, y) and
@@ -88,7 +76,6 @@ enum class Inner { kCubic, kGeneral };
 double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
                               double rem, double* q, double* scratch,
                               Multiplier* hint) {
-  const Inner inner = alpha == 3.0 ? Inner::kCubic : Inner::kGeneral;
   const double b = alpha - 1.0;
   // p^{2-alpha} (0 for p = 0): the caller's when it has them.
   const double* pre = hint != nullptr ? hint->powers : nullptr;
@@ -97,7 +84,7 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   }
   const double* p_pow = pre != nullptr ? pre : scratch;
 
-  // alpha = 3/2 runs as one float64 SIMD pass (kernels/support_map.h).
+  // alpha = 3/2 and 3 run as float64 SIMD passes (kernels/support_map.h).
   SupportMap vector_map;
   const bool vectorised = FindSupportMap(false, alpha, &vector_map);
   // Otherwise d delta / d nu = 1 / h'(q) = delta / (nu (1 + (alpha-2) theta)),
@@ -118,7 +105,7 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
     for (size_t i = from; i < to; ++i) {
       double delta;
       if (p[i] > 0.0) {
-        delta = Increment(inner, alpha, p[i], p_pow[i], nu, nu_root);
+        delta = Increment(alpha, p[i], p_pow[i], nu, nu_root);
         const double theta = delta / (p[i] + delta);
         slope += delta / (nu * (1.0 + (alpha - 2.0) * theta));
       } else {
@@ -151,7 +138,7 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   double cost = 0.0;
   for (size_t i = last_only ? k - 1 : 0; i < k; ++i) {
     if (p[i] > 0.0) {
-      const double delta = Increment(inner, alpha, p[i], p_pow[i], nu, nu_root);
+      const double delta = Increment(alpha, p[i], p_pow[i], nu, nu_root);
       q[i] = p[i] + delta;
       if (!last_only) cost += DivergenceByLogRatio(alpha, q[i], -Log1pF64(delta / p[i]));
     } else {

@@ -7,7 +7,8 @@
 // switch to KL is needed near alpha = 1. F(nu) = sum q_i(nu) - 1 is
 // increasing with F' = sum q_i^{2-alpha}, convex for alpha < 2 and concave
 // for alpha > 2. The alphas with algebraic maps (1/b = +-2..4, b = 2) run as
-// SIMD passes instead (kernels/support_map.h).
+// SIMD passes of those forms, every other alpha as a SIMD pass of log1p and
+// expm1 (kernels/support_map.h); the final q and cost are scalar here.
 
 #include <algorithm>
 #include <cmath>
@@ -29,23 +30,14 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   // treated as the zero-probability token it effectively is, instead of
   // overflowing.
   const double* pre = hint != nullptr ? hint->powers : nullptr;
-  // The algebraic forms run as float64 SIMD passes (kernels/support_map.h);
-  // they need no count of the gaining tokens.
+  // The algebraic forms run as float64 SIMD passes (kernels/support_map.h).
   SupportMap vector_map;
   const bool vectorised = FindSupportMap(true, alpha, &vector_map);
-  double min_pow_b = HUGE_VAL;
-  size_t gaining = 0;  // tokens with p^b == 0 (alpha > 1): they get (b nu)^{1/b}
-  if (pre == nullptr || !vectorised) {
-    for (size_t i = 0; i < k; ++i) {
-      const double pb = pre != nullptr ? pre[i] : PrimalPower(p[i], b);
-      if (pre == nullptr) scratch[i] = pb;
-      if (pb == 0.0) ++gaining;
-      min_pow_b = std::min(min_pow_b, pb);
-    }
-  } else if (b < 0.0) {
-    min_pow_b = SupportMin(pre, k);
+  if (pre == nullptr) {
+    for (size_t i = 0; i < k; ++i) scratch[i] = PrimalPower(p[i], b);
   }
   const double* pow_b = pre != nullptr ? pre : scratch;
+  const double min_pow_b = b < 0.0 ? SupportMin(pow_b, k) : HUGE_VAL;
   // F'(0) over the positive p: sum p_i^{2-alpha} (only for a start without
   // hint bounds: one division per coordinate). The inverse and power forms'
   // slope at nu = 0 is that sum.
@@ -69,34 +61,15 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   // sum of dq/dnu (tokens with p^b = 0 gain (b nu)^{1/b}).
   auto sums_over = [&](size_t from, size_t to, double nu, double init, double* sum_out,
                        double* slope_out) {
-    double sum = init;
-    double slope = 0.0;
     const double shift = b * nu;  // q^b - p^b
-    if (vectorised) {
-      const SupportMapSums sums = SumSupportMap(vector_map, p + from, pow_b + from, to - from, shift);
-      *sum_out = sum + sums.increment;
-      *slope_out = sums.slope;
-      return;
-    }
-    // Other alphas: q/p - 1 = (1 + x)^{1/b} - 1 = expm1(log1p(x) / b), x = s / p^b.
-    size_t zeros = 0;
-    for (size_t i = from; i < to; ++i) {
-      const double pb = pow_b[i];
-      if (pb == 0.0) ++zeros;
-      if (pb == 0.0 || pb == HUGE_VAL) continue;
-      const double ratio_m1 = Expm1F64(Log1pF64(shift / pb) / b);
-      const double qi = p[i] + p[i] * ratio_m1;
-      sum += p[i] * ratio_m1;
-      slope += qi / (pb + shift);  // q^{2-alpha} = q * q^{-b}
-    }
-    if (zeros > 0) {
-      const double z = PowAlpha(shift, 1.0 / b);
-      const double zeros_d = static_cast<double>(zeros);
-      sum += zeros_d * z;
-      slope += zeros_d * z / shift;
-    }
-    *sum_out = sum;
-    *slope_out = slope;
+    // Other alphas: q/p - 1 = (1 + x)^{1/b} - 1 = expm1(log1p(x) / b), x = s / p^b,
+    // on float64 lanes; tokens with p^b = 0 gain (b nu)^{1/b} each.
+    const double z = !vectorised && b > 0.0 ? PowAlpha(shift, 1.0 / b) : 0.0;
+    const SupportMapSums sums =
+        vectorised ? SumSupportMap(vector_map, p + from, pow_b + from, to - from, shift)
+                   : SumPrimalPowerMap(p + from, pow_b + from, to - from, b, shift, z, z / shift);
+    *sum_out = init + sums.increment;
+    *slope_out = sums.slope;
   };
   // Without a hint, the first-order guess nu0 = rem / F'(0): right of the
   // root when F is convex (alpha < 2) and left of it when concave (alpha > 2),
@@ -117,7 +90,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
                                         q + first);
     return last_only ? NAN : cost;
   }
-  const double zero_mass = gaining > 0 ? PowAlpha(shift, 1.0 / b) : 0.0;
+  const double zero_mass = b > 0.0 ? PowAlpha(shift, 1.0 / b) : 0.0;
   double cost = 0.0;
   for (size_t i = last_only ? k - 1 : 0; i < k; ++i) {
     const double pb = pow_b[i];

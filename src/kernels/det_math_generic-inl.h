@@ -27,6 +27,19 @@ BD_DET_INLINE void TwoProdT(V a, V b, V* p, V* e) {
                 Ops::Mul(al, bl));
 }
 
+// Exact sums: a + b = s + e, for |a| >= |b| (or a == 0) and for any order.
+template <class Ops, class V>
+BD_DET_INLINE void FastTwoSumT(V a, V b, V* s, V* e) {
+  *s = Ops::Add(a, b);
+  *e = Ops::Sub(b, Ops::Sub(*s, a));
+}
+template <class Ops, class V>
+BD_DET_INLINE void TwoSumT(V a, V b, V* s, V* e) {
+  *s = Ops::Add(a, b);
+  const V bb = Ops::Sub(*s, a);
+  *e = Ops::Add(Ops::Sub(a, Ops::Sub(*s, bb)), Ops::Sub(b, bb));
+}
+
 // (e^t - 1 - t) / t^2 = 1/2! + t/3! + ... + t^12/14! (Taylor, Horner), for
 // |t| <= ~0.35, where the truncation error is below 2^-62 relative.
 template <class Ops, class V>

@@ -16,6 +16,8 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 
 #include <hwy/highway.h>
 
@@ -52,6 +54,13 @@ struct F64 {
   static HWY_INLINE V WherePositive(V p, V v) {
     return {wasm_v128_and(v.raw, wasm_f64x2_gt(p.raw, wasm_f64x2_splat(0.0)))};
   }
+  // a == 0 ? x : y, lane by lane.
+  static HWY_INLINE V IfZero(V a, V x, V y) {
+    return {wasm_v128_bitselect(x.raw, y.raw, wasm_f64x2_eq(a.raw, wasm_f64x2_splat(0.0)))};
+  }
+  // b < a ? b : a and a < b ? b : a (a NaN a stays: as F64Scalar's).
+  static HWY_INLINE V Min(V a, V b) { return {wasm_f64x2_pmin(a.raw, b.raw)}; }
+  static HWY_INLINE V Max(V a, V b) { return {wasm_f64x2_pmax(a.raw, b.raw)}; }
   // x = 2^k m, m in [sqrt(2)/2, sqrt(2)), for normal x > 0 (det_math's
   // SplitExponent there); k as a double: the biased exponent e in the low
   // bits of 2^52 + e, minus 2^52 + 1023.
@@ -90,6 +99,20 @@ struct F64 {
     namespace hn = hwy::HWY_NAMESPACE;
     return hn::IfThenElseZero(hn::Gt(p, hn::Zero(D())), v);
   }
+  static HWY_INLINE V IfZero(V a, V x, V y) {
+    namespace hn = hwy::HWY_NAMESPACE;
+    return hn::IfThenElse(hn::Eq(a, hn::Zero(D())), x, y);
+  }
+  // Spelled as compares (not Highway's Min/Max, whose NaN rules differ by
+  // target): b < a ? b : a and a < b ? b : a.
+  static HWY_INLINE V Min(V a, V b) {
+    namespace hn = hwy::HWY_NAMESPACE;
+    return hn::IfThenElse(hn::Lt(b, a), b, a);
+  }
+  static HWY_INLINE V Max(V a, V b) {
+    namespace hn = hwy::HWY_NAMESPACE;
+    return hn::IfThenElse(hn::Lt(a, b), b, a);
+  }
   static HWY_INLINE V SplitNormal(V x, V* k) {
     namespace hn = hwy::HWY_NAMESPACE;
     const hn::RebindToUnsigned<D> du;
@@ -120,6 +143,30 @@ struct F64Scalar {
   static HWY_INLINE V Div(V a, V b) { return a / b; }
   static HWY_INLINE V Sqrt(V a) { return std::sqrt(a); }
   static HWY_INLINE V WherePositive(V p, V v) { return p > 0.0 ? v : 0.0; }
+  static HWY_INLINE V IfZero(V a, V x, V y) { return a == 0.0 ? x : y; }
+  static HWY_INLINE V Min(V a, V b) { return b < a ? b : a; }
+  static HWY_INLINE V Max(V a, V b) { return a < b ? b : a; }
+  // The vector ops' bit manipulations on one double (same results).
+  static HWY_INLINE V Pow2Of(V n) {
+    const uint64_t bits = static_cast<uint64_t>(static_cast<int64_t>(n) + 1023) << 52;
+    double out;
+    std::memcpy(&out, &bits, sizeof(out));
+    return out;
+  }
+  static HWY_INLINE V SplitNormal(V x, V* k) {
+    uint64_t bits;
+    std::memcpy(&bits, &x, sizeof(bits));
+    double kd = static_cast<double>(static_cast<int64_t>(bits >> 52) - 1023);
+    const uint64_t m_bits = (bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull;
+    double m;
+    std::memcpy(&m, &m_bits, sizeof(m));
+    if (m > 1.4142135623730951) {
+      m *= 0.5;
+      kd += 1.0;
+    }
+    *k = kd;
+    return m;
+  }
 };
 
 // Sums of kSums per-element terms over i in [0, n) in 8 order-fixed

@@ -7,11 +7,15 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "kernels/det_math.h"
 #include "kernels/f64_vec-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace bd {
 namespace HWY_NAMESPACE {
+namespace det_simd {
+#include "kernels/det_math_generic-inl.h"  // per target, for F64 and F64Scalar
+}  // namespace det_simd
 
 // y^n by multiplications from 1 (the same bits as PowerDifferenceRatio's
 // y^{m-1} for n = m - 1).
@@ -56,6 +60,8 @@ HWY_INLINE V WeightedPowers(Ops, V y, V a, const double* c) {
 //     q - p = s H;  dq/dnu = y^{m-1};  d(q, p) = (m / (m+1)) s^2 sum_{i<m} (i+1) y^i a^{m-1-i}.
 //   Root (b = 2, s > 0, a = p^2): q = sqrt(y); q - p = s / (q + p); dq/dnu = 1/q;
 //     d(q, p) = (q - p)^2 (q + 2p) / 6.
+//   Dual cubic (alpha = 3, s = nu): q (q - p) = nu: q - p = 2 nu / (p + sqrt(p^2 + 4 nu));
+//     dq/dnu = 1 / (2q - p); d(p, q) = (q - p)^2 (p + 2q) / 6.
 //   Dual sqrt (alpha = 3/2, s = nu, a = sqrt(p)): w = sqrt(q) solves
 //     w^2 - nu w - p = 0: D = sqrt(nu^2 + 4p), w = (nu + D)/2, q - p = nu w,
 //     dq/dnu = 2 w^2 / D; d(p, q) = (q - p)^2 (a + w/2) / (3/4 (w + a)^2).
@@ -156,6 +162,81 @@ struct DualSqrtForm {
   }
 };
 
+struct DualCubicForm {
+  // q (q - p) = nu: delta = q - p = 2 nu / (p + sqrt(p^2 + 4 nu)) (no
+  // cancellation; sqrt(nu) at p = 0).
+  template <class Ops, class V>
+  static HWY_INLINE V Increment(V p, V nu) {
+    const V disc = Ops::Sqrt(Ops::Add(Ops::Mul(p, p), Ops::Mul(Ops::Set(4.0), nu)));
+    return Ops::Div(Ops::Mul(Ops::Set(2.0), nu), Ops::Add(p, disc));
+  }
+  template <class Ops, class V>
+  static HWY_INLINE void Sums(Ops, V p, V, V nu, V* incr, V* slope) {
+    const V delta = Increment<Ops>(p, nu);
+    *incr = delta;
+    *slope = Ops::Div(Ops::Set(1.0), Ops::Add(p, Ops::Add(delta, delta)));  // 1 / (2q - p)
+  }
+  template <class Ops, class V>
+  static HWY_INLINE void Apply(Ops, V p, V, V nu, V* q, V* cost) {
+    const V delta = Increment<Ops>(p, nu);
+    const V qv = Ops::Add(p, delta);
+    *q = qv;
+    *cost = Ops::Div(Ops::Mul(Ops::Mul(delta, delta), Ops::Add(p, Ops::Add(qv, qv))),
+                     Ops::Set(6.0));
+  }
+};
+
+// ln(1 + x) for finite x > -1: 1 + x = u + cu exactly, u = 2^k m, and
+// ln(1 + x) = k ln2 + ln m + cu / u (det_math's Log1pF64 beyond its small
+// range, here on every x: one path for every lane, to ~1 ulp).
+template <class Ops, class V>
+HWY_INLINE V Log1pLanes(V x) {
+  using det_math::kLn2Hi;
+  using det_math::kLn2Lo;
+  V u, cu, k;
+  det_simd::TwoSumT<Ops>(Ops::Set(1.0), x, &u, &cu);
+  const V m = Ops::SplitNormal(u, &k);
+  V hfsq, tail;
+  const V f = Ops::Sub(m, Ops::Set(1.0));  // exact (Sterbenz)
+  det_simd::Log1pReducedT<Ops>(f, &hfsq, &tail);
+  const V lo = Ops::Add(Ops::Add(tail, Ops::Div(cu, u)), Ops::Mul(k, Ops::Set(kLn2Lo)));
+  return Ops::Sub(Ops::Mul(k, Ops::Set(kLn2Hi)), Ops::Sub(Ops::Sub(hfsq, lo), f));
+}
+
+// e^L - 1 for 0 <= L <= 709 (det_math's Expm1F64, one path): L = n ln2 + t + c,
+// e^L - 1 = (2^n - 1) + 2^n (E + c (1 + E)) with E = e^t - 1 in two doubles;
+// 2^n - 1 is exact up to n = 53 and its rounding beyond is below an ulp of
+// the result.
+template <class Ops, class V>
+HWY_INLINE V Expm1Lanes(V L) {
+  using det_math::kLn2Hi;
+  using det_math::kLn2Lo;
+  using det_math::kLog2e;
+  const V shifter = Ops::Set(6755399441055744.0);  // 1.5 * 2^52
+  const V n = Ops::Sub(Ops::Add(Ops::Mul(L, Ops::Set(kLog2e)), shifter), shifter);
+  const V r_hi = Ops::Sub(L, Ops::Mul(n, Ops::Set(kLn2Hi)));  // exact
+  V t, c;
+  det_simd::TwoSumT<Ops>(r_hi, Ops::Sub(Ops::Zero(), Ops::Mul(n, Ops::Set(kLn2Lo))), &t, &c);
+  V e_hi, e_lo;
+  det_simd::FastTwoSumT<Ops>(t, Ops::Mul(Ops::Mul(t, t), det_simd::ExpTaylorTailT<Ops>(t)), &e_hi,
+                             &e_lo);
+  const V small = Ops::Add(e_lo, Ops::Add(c, Ops::Mul(e_hi, c)));
+  const V p2 = Ops::Pow2Of(n);
+  V s, s_err;
+  det_simd::TwoSumT<Ops>(Ops::Sub(p2, Ops::Set(1.0)), Ops::Mul(p2, e_hi), &s, &s_err);
+  return Ops::Add(s, Ops::Add(s_err, Ops::Mul(p2, small)));
+}
+
+// The general primal map's q_i / p_i - 1 = (1 + s / a_i)^{1/b} - 1 =
+// expm1(log1p(s / a_i) / b) >= 0 (s / a_i > -1 has the sign of b). s / a_i is
+// kept in (-1, 2^1000] and the exponent below 709, so every lane stays
+// finite: a ratio past 2^1023 means a lower bound on the root anyway.
+template <class Ops, class V>
+HWY_INLINE V PowerRatioM1(V a, V s, V b) {
+  const V x = Ops::Max(Ops::Min(Ops::Div(s, a), Ops::Set(0x1p1000)), Ops::Set(-1.0 + 0x1p-52));
+  return Expm1Lanes<Ops>(Ops::Min(Ops::Div(Log1pLanes<Ops>(x), b), Ops::Set(709.0)));
+}
+
 template <class FormT>
 HWY_INLINE SupportMapSums SumsOf(const double* p, const double* a, size_t k, double shift) {
   double totals[2];
@@ -193,6 +274,7 @@ HWY_INLINE auto WithForm(SupportMap map, const Body& body) {
     case SupportMap::kPrimalPower3: return body(PowerForm<3>());
     case SupportMap::kPrimalPower4: return body(PowerForm<4>());
     case SupportMap::kPrimalRoot: return body(RootForm());
+    case SupportMap::kDualCubic: return body(DualCubicForm());
     case SupportMap::kDualSqrt: break;
   }
   return body(DualSqrtForm());
@@ -212,6 +294,25 @@ double ApplySupportMapImpl(SupportMap map, const double* p, const double* a, siz
   });
 }
 
+SupportMapSums SumPrimalPowerMapImpl(const double* p, const double* a, size_t k, double b,
+                                     double shift, double zero_gain, double zero_slope) {
+  double totals[2];
+  SumF64Lanes<2>(
+      k,
+      [&](auto ops, size_t i, auto* t) HWY_ATTR {
+        using Ops = decltype(ops);
+        const auto pv = Ops::Load(p + i), av = Ops::Load(a + i), sv = Ops::Set(shift);
+        const auto incr = Ops::Mul(pv, PowerRatioM1<Ops>(av, sv, Ops::Set(b)));
+        // dq/dnu = q^{2-alpha} = q / q^b = q / (a + s); a = +inf (p = 0,
+        // alpha < 1) gives q = 0 and 0.
+        const auto slope = Ops::Div(Ops::Add(pv, incr), Ops::Add(av, sv));
+        t[0] = Ops::IfZero(av, Ops::Set(zero_gain), incr);
+        t[1] = Ops::IfZero(av, Ops::Set(zero_slope), slope);
+      },
+      totals);
+  return {totals[0], totals[1]};
+}
+
 double SupportMassImpl(const double* p, size_t k) {
   double total;
   SumF64Lanes<1>(
@@ -229,6 +330,7 @@ namespace bd {
 HWY_EXPORT(SumSupportMapImpl);
 HWY_EXPORT(ApplySupportMapImpl);
 HWY_EXPORT(SupportMassImpl);
+HWY_EXPORT(SumPrimalPowerMapImpl);
 
 double SupportMass(const double* p, size_t k) {
   return HWY_DYNAMIC_DISPATCH(SupportMassImpl)(p, k);
@@ -246,10 +348,16 @@ double SupportMin(const double* a, size_t k) {
   return m01 < m23 ? m01 : m23;
 }
 
+SupportMapSums SumPrimalPowerMap(const double* p, const double* a, size_t k, double b,
+                                 double shift, double zero_gain, double zero_slope) {
+  return HWY_DYNAMIC_DISPATCH(SumPrimalPowerMapImpl)(p, a, k, b, shift, zero_gain, zero_slope);
+}
+
 bool FindSupportMap(bool primal, double alpha, SupportMap* map) {
   if (!primal) {
-    if (alpha != 1.5) return false;
-    *map = SupportMap::kDualSqrt;
+    if (alpha == 1.5) *map = SupportMap::kDualSqrt;
+    else if (alpha == 3.0) *map = SupportMap::kDualCubic;
+    else return false;
     return true;
   }
   const double b = alpha - 1.0;

@@ -23,6 +23,7 @@ enum class SupportMap {
   kPrimalPower4,    // 1/b = 4:  alpha = 5/4
   kPrimalRoot,      // b = 2:    alpha = 3
   kDualSqrt,        // dual alpha = 3/2
+  kDualCubic,       // dual alpha = 3: q (q - p) = nu
 };
 
 struct SupportMapSums {
@@ -31,7 +32,7 @@ struct SupportMapSums {
 };
 
 // The map for (primal, alpha) when it has one of the forms above (b times
-// the form's 1/b is exactly +-1, or b == 2; dual: alpha == 1.5).
+// the form's 1/b is exactly +-1, or b == 2; dual: alpha == 1.5 or 3).
 bool FindSupportMap(bool primal, double alpha, SupportMap* map);
 
 // a[0..k): the solver's per-coordinate powers, p^b (primal; +inf for p = 0
@@ -45,6 +46,14 @@ SupportMapSums SumSupportMap(SupportMap map, const double* p, const double* a, s
 // sum_i d(q_i, p_i) (primal) or d(p_i, q_i) (dual).
 double ApplySupportMap(SupportMap map, const double* p, const double* a, size_t k,
                        double shift, double* q);
+
+// Every other primal alpha (b = alpha - 1): q_i / p_i - 1 =
+// expm1(log1p(s / a_i) / b) on float64 lanes (one log1p and one expm1 per
+// coordinate, ~1 ulp each, the increments with full relative precision).
+// a_i = 0 (alpha > 1: p^b underflowed, or p = 0) gains zero_gain = s^{1/b},
+// with d/dnu zero_slope; a_i = +inf (alpha < 1, p = 0) gets q = 0.
+SupportMapSums SumPrimalPowerMap(const double* p, const double* a, size_t k, double b,
+                                 double shift, double zero_gain, double zero_slope);
 
 // sum_i p_i over [0, k) in the same order-fixed lanes (the kept mass of a
 // support), and min_i a_i (exact in any order).

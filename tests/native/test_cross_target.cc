@@ -294,12 +294,66 @@ uint64_t SupportMapHash(const std::vector<float>& row) {
   return h.h;
 }
 
+// The maps without a form of their own in SupportMapHash: the dual cubic
+// (alpha = 3) and the general primal map (log1p and expm1 on lanes), their
+// sums and the Bregman decodes that run on them.
+uint64_t PowerMapHash(const std::vector<float>& row) {
+  Fnv h;
+  const size_t n = row.size();
+  const float max = *std::max_element(row.begin(), row.end());
+  std::vector<double> p(n), a(n), q(n);
+  double z = 0.0;
+  for (size_t i = 0; i < n; ++i) z += p[i] = bd::ExpF64(static_cast<double>(row[i] - max));
+  for (size_t i = 0; i < n; ++i) p[i] = 0.9 * p[i] / z;
+  bd::SupportMap cubic;
+  REQUIRE(bd::FindSupportMap(false, 3.0, &cubic));
+  for (size_t i = 0; i < n; ++i) a[i] = bd::bregman_detail::DualPower(p[i], 3.0);
+  for (double nu : {1e-7, 1e-4}) {
+    const bd::SupportMapSums s = bd::SumSupportMap(cubic, p.data(), a.data(), n, nu);
+    h.Add(s.increment);
+    h.Add(s.slope);
+    h.Add(bd::ApplySupportMap(cubic, p.data(), a.data(), n, nu, q.data()));
+    h.Bytes(q.data(), n * sizeof(double));
+  }
+  for (double alpha : {0.25, 0.6, 1.7, 4.0}) {
+    const double b = alpha - 1.0;
+    for (size_t i = 0; i < n; ++i) a[i] = bd::bregman_detail::PrimalPower(p[i], b);
+    for (double nu : {1e-7, 1e-4}) {
+      const double shift = b * nu;
+      const double gain = b > 0.0 ? bd::PowF64(shift, 1.0 / b) : 0.0;
+      const bd::SupportMapSums s =
+          bd::SumPrimalPowerMap(p.data(), a.data(), n, b, shift, gain, gain / shift);
+      h.Add(s.increment);
+      h.Add(s.slope);
+    }
+  }
+  struct Form { bool primal; double alpha; double lambdas[2]; };
+  const Form forms[] = {{true, 0.25, {0.3, 0.8}}, {true, 4.0, {1e-12, 1e-14}},
+                        {false, 3.0, {1e-10, 1e-12}}};
+  bd::Decoder dec;
+  for (const Form& f : forms) {
+    bd::DecodeOptions o;
+    o.bregman_enabled = true;
+    o.bregman.divergence = f.primal ? bd::BregmanDivergence::kPrimal : bd::BregmanDivergence::kDual;
+    o.bregman.alpha = f.alpha;
+    for (double lambda : f.lambdas) {
+      o.bregman.lambda = lambda;
+      REQUIRE(dec.Decode(row.data(), n, o) == bd::StatusCode::kOk);
+      h.Add(static_cast<uint64_t>(dec.k()));
+      h.Bytes(dec.ids(), dec.k() * sizeof(int32_t));
+      h.Bytes(dec.probs(), dec.k() * sizeof(float));
+    }
+  }
+  return h.h;
+}
+
 }  // namespace
 
 // Pinned: the same numbers natively (every target) and in wasm.
 constexpr uint64_t kKernelHash = 5452597266628170043ull;
 constexpr uint64_t kChainHash = 5166497039261830825ull;
 constexpr uint64_t kSupportMapHash = 1309205742260689741ull;
+constexpr uint64_t kPowerMapHash = 4612388693275783904ull;
 constexpr uint64_t kBoundaryHash = 7009216884854271275ull;
 
 TEST_CASE("every target: kernel outputs are bit-identical (and pinned for wasm)") {
@@ -324,6 +378,15 @@ TEST_CASE("every target: float64 support maps and their Bregman decodes are bit-
   MESSAGE("support map hash " << got[0]);
   for (size_t t = 1; t < got.size(); ++t) CHECK_MESSAGE(got[t] == got[0], names[t]);
   CHECK(got[0] == kSupportMapHash);
+}
+
+TEST_CASE("every target: the dual cubic and general primal maps and their Bregman decodes are bit-identical") {
+  const std::vector<float> row = LlmRow(5003, 7, 0.08);
+  std::vector<uint64_t> got;
+  const auto names = ForEachTarget([&] { got.push_back(PowerMapHash(row)); });
+  MESSAGE("power map hash " << got[0]);
+  for (size_t t = 1; t < got.size(); ++t) CHECK_MESSAGE(got[t] == got[0], names[t]);
+  CHECK(got[0] == kPowerMapHash);
 }
 
 TEST_CASE("every target: ScaledExpF64 gives ExpFullF64's bits element by element") {

@@ -5,6 +5,7 @@
 // by element, bit for bit.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -36,7 +37,7 @@ struct Case {
 const Case kCases[] = {
     {true, 0.5, bd::SupportMap::kPrimalInverse2},  {true, 0.75, bd::SupportMap::kPrimalInverse4},
     {true, 1.25, bd::SupportMap::kPrimalPower4},   {true, 3.0, bd::SupportMap::kPrimalRoot},
-    {false, 1.5, bd::SupportMap::kDualSqrt},
+    {false, 1.5, bd::SupportMap::kDualSqrt},      {false, 3.0, bd::SupportMap::kDualCubic},
 };
 
 std::vector<double> Probabilities(size_t k, uint64_t seed, bool zeros) {
@@ -79,6 +80,10 @@ Ref Reference(const Case& c, LD p, LD nu) {
     if (p == 0 && b < 0) return {0, 0};
     const LD q = std::pow(pb + b * nu, 1 / b);
     return {q, std::pow(q, 2 - a)};
+  }
+  if (a == 3) {  // q (q - p) = nu; dq/dnu = 1 / h'(q) = 1 / (2q - p)
+    const LD q = (p + std::sqrt(p * p + 4 * nu)) / 2;
+    return {q, 1 / (2 * q - p)};
   }
   // Dual 3/2: sqrt(q) = (nu + sqrt(nu^2 + 4p)) / 2; dq/dnu = 1 / h'(q),
   // h(q) = q^{-1/2} (q - p), h'(q) = q^{-3/2} (q + p) / 2.
@@ -164,5 +169,78 @@ TEST_CASE("support maps: the SIMD pass equals its scalar tail element by element
     for (size_t w = 4; w >= 1; w /= 2)
       for (size_t j = 0; j < w; ++j) lanes[j] = lanes[j] + lanes[j + w];
     CHECK(cost == lanes[0]);
+  }
+}
+
+// The general primal map (no algebraic form: one log1p and one expm1 per
+// coordinate on float64 lanes) against the same long double definitions.
+const double kGeneralAlphas[] = {0.25, 0.6, 0.9, 1.01, 1.7, 2.5, 4.0};
+
+double ZeroGain(double b, double shift) { return b > 0.0 ? std::pow(shift, 1.0 / b) : 0.0; }
+
+TEST_CASE("general primal map: sums against long double definitions, every alpha") {
+  for (double alpha : kGeneralAlphas) {
+    const Case c{true, alpha, bd::SupportMap::kPrimalRoot};  // (map unused by Reference)
+    bd::SupportMap unused;
+    REQUIRE_FALSE(bd::FindSupportMap(true, alpha, &unused));
+    const double b = alpha - 1.0;
+    for (size_t k : {1u, 7u, 8u, 9u, 61u, 1000u}) {
+      for (bool zeros : {false, true}) {
+        const std::vector<double> p = Probabilities(k, 17 * k + zeros, zeros);
+        std::vector<double> a(k);
+        for (size_t i = 0; i < k; ++i) a[i] = bd::bregman_detail::PrimalPower(p[i], b);
+        double amin = HUGE_VAL;
+        for (double x : a) amin = std::min(amin, x);
+        for (double nu : {1e-9, 1e-6, 1e-3, 0.05, 0.3}) {
+          if (b < 0 && nu >= amin / -b) continue;  // keep p^b + b nu > 0
+          const double shift = b * nu;
+          const double z = ZeroGain(b, shift);
+          const bd::SupportMapSums sums =
+              bd::SumPrimalPowerMap(p.data(), a.data(), k, b, shift, z, z / shift);
+          LD incr = 0, slope = 0, incr_abs = 0, incr_ref_err = 0;
+          for (size_t i = 0; i < k; ++i) {
+            const Ref r = Reference(c, p[i], nu);
+            incr += r.q - p[i];
+            incr_abs += std::fabs(r.q - LD(p[i]));
+            // The reference's pow(p^b + b nu, 1/b) turns its argument's
+            // rounding into |1/b| times as much in q (1/b = 100 at alpha 1.01).
+            incr_ref_err += kRefEps * std::max(1.0, std::fabs(1.0 / b)) * (r.q + p[i]);
+            slope += r.dq;
+          }
+          CHECK_MESSAGE(std::fabs(sums.increment - incr) <= 1e-13 * incr_abs + incr_ref_err,
+                        "alpha " << alpha << " k " << k << " nu " << nu << " got "
+                                 << sums.increment << " want " << static_cast<double>(incr));
+          CHECK_MESSAGE(RelErr(sums.slope, slope) < 1e-13,
+                        "alpha " << alpha << " k " << k << " nu " << nu);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("general primal map: the SIMD pass equals its scalar tail element by element") {
+  for (double alpha : kGeneralAlphas) {
+    const size_t k = 203;
+    const double b = alpha - 1.0;
+    const std::vector<double> p = Probabilities(k, 5, true);
+    std::vector<double> a(k);
+    for (size_t i = 0; i < k; ++i) a[i] = bd::bregman_detail::PrimalPower(p[i], b);
+    const double shift = b * 1e-4;
+    const double z = ZeroGain(b, shift);
+    const bd::SupportMapSums all = bd::SumPrimalPowerMap(p.data(), a.data(), k, b, shift, z, z / shift);
+    double incr[8] = {0}, slope[8] = {0};  // lane i % 8, tree (0+4, ...)
+    for (size_t i = 0; i < k; ++i) {
+      const bd::SupportMapSums one = bd::SumPrimalPowerMap(&p[i], &a[i], 1, b, shift, z, z / shift);
+      incr[i % 8] += one.increment;
+      slope[i % 8] += one.slope;
+    }
+    for (size_t w = 4; w >= 1; w /= 2) {
+      for (size_t j = 0; j < w; ++j) {
+        incr[j] = incr[j] + incr[j + w];
+        slope[j] = slope[j] + slope[j + w];
+      }
+    }
+    CHECK_MESSAGE(all.increment == incr[0], "alpha " << alpha);
+    CHECK_MESSAGE(all.slope == slope[0], "alpha " << alpha);
   }
 }
