@@ -25,6 +25,9 @@ namespace bregman_detail {
 // decode, at k up to V) and are IEEE operations, so they round the same in
 // every libm (glibc natively, musl in wasm). Other exponents use PowF64,
 // libm-free for the same reason.
+inline bool PowAlphaIsAlgebraic(double e) {
+  return e == 0.5 || e == -0.5 || e == 1.5 || e == 2.0 || e == -1.0 || e == 1.0;
+}
 inline double PowAlpha(double x, double e) {
   if (e == 0.5) return std::sqrt(x);
   if (e == -0.5) return 1.0 / std::sqrt(x);

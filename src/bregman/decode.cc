@@ -247,9 +247,10 @@ class PerK {
     if (k > powered_) {
       EnsureSize(ws_.powers, k);
       const double* p = Probs(k);
-      const bool primal = divergence_ == BregmanDivergence::kPrimal;
-      for (size_t i = powered_; i < k; ++i) {
-        ws_.powers[i] = primal ? PrimalPower(p[i], alpha_ - 1.0) : DualPower(p[i], alpha_);
+      if (divergence_ == BregmanDivergence::kPrimal) {
+        PrimalPowers(p + powered_, k - powered_, alpha_ - 1.0, ws_.powers.data() + powered_);
+      } else {
+        DualPowers(p + powered_, k - powered_, alpha_, ws_.powers.data() + powered_);
       }
       powered_ = k;
     }

@@ -10,6 +10,7 @@
 #include "bregman/bregman.h"
 #include "bregman/closed_forms.h"
 #include "kernels/det_math.h"
+#include "kernels/pow_f64.h"
 #include "kernels/support_map.h"
 
 namespace bd {
@@ -21,6 +22,28 @@ double BregmanRenormalise(BregmanDivergence divergence, double alpha,
 }
 
 namespace bregman_detail {
+
+void PrimalPowers(const double* p, size_t k, double b, double* out) {
+  if (PowAlphaIsAlgebraic(b)) {
+    for (size_t i = 0; i < k; ++i) out[i] = PrimalPower(p[i], b);
+    return;
+  }
+  PowF64Many(p, k, b, out);
+  for (size_t i = 0; i < k; ++i) {
+    if (!(p[i] > 0.0)) out[i] = PrimalPower(p[i], b);
+  }
+}
+
+void DualPowers(const double* p, size_t k, double alpha, double* out) {
+  if (PowAlphaIsAlgebraic(2.0 - alpha)) {
+    for (size_t i = 0; i < k; ++i) out[i] = DualPower(p[i], alpha);
+    return;
+  }
+  PowF64Many(p, k, 2.0 - alpha, out);
+  for (size_t i = 0; i < k; ++i) {
+    if (!(p[i] > 0.0)) out[i] = DualPower(p[i], alpha);
+  }
+}
 
 // The dispatch itself. Closed forms leave nu->value at 0: only the general
 // solvers' multipliers are worth handing on.

@@ -92,6 +92,12 @@ inline double DualPower(double p, double alpha) {
   return p > 0.0 ? PowAlpha(p, 2.0 - alpha) : 0.0;
 }
 
+// PrimalPower(p[i], b) / DualPower(p[i], alpha) for i < k into out, the
+// exponents without an algebraic form as one SIMD pass (PowF64Many: the same
+// bits).
+void PrimalPowers(const double* p, size_t k, double b, double* out);
+void DualPowers(const double* p, size_t k, double alpha, double* out);
+
 // BregmanRenormalise with an optional hint (may be null).
 double Renormalise(BregmanDivergence divergence, double alpha, const double* p,
                    size_t k, double* q, double* scratch, Multiplier* nu);

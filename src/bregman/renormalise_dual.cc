@@ -79,9 +79,7 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   const double b = alpha - 1.0;
   // p^{2-alpha} (0 for p = 0): the caller's when it has them.
   const double* pre = hint != nullptr ? hint->powers : nullptr;
-  if (pre == nullptr) {
-    for (size_t i = 0; i < k; ++i) scratch[i] = DualPower(p[i], alpha);
-  }
+  if (pre == nullptr) DualPowers(p, k, alpha, scratch);
   const double* p_pow = pre != nullptr ? pre : scratch;
 
   // alpha = 3/2 and 3 run as float64 SIMD passes (kernels/support_map.h).

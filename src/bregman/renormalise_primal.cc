@@ -8,7 +8,7 @@
 // increasing with F' = sum q_i^{2-alpha}, convex for alpha < 2 and concave
 // for alpha > 2. The alphas with algebraic maps (1/b = +-2..4, b = 2) run as
 // SIMD passes of those forms, every other alpha as a SIMD pass of log1p and
-// expm1 (kernels/support_map.h); the final q and cost are scalar here.
+// expm1 (kernels/support_map.h), the final q and cost too.
 
 #include <algorithm>
 #include <cmath>
@@ -33,9 +33,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   // The algebraic forms run as float64 SIMD passes (kernels/support_map.h).
   SupportMap vector_map;
   const bool vectorised = FindSupportMap(true, alpha, &vector_map);
-  if (pre == nullptr) {
-    for (size_t i = 0; i < k; ++i) scratch[i] = PrimalPower(p[i], b);
-  }
+  if (pre == nullptr) PrimalPowers(p, k, b, scratch);
   const double* pow_b = pre != nullptr ? pre : scratch;
   const double min_pow_b = b < 0.0 ? SupportMin(pow_b, k) : HUGE_VAL;
   // F'(0) over the positive p: sum p_i^{2-alpha} (only for a start without
@@ -84,26 +82,14 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
 
   const double shift = b * nu;
   const bool last_only = hint != nullptr && hint->last_only;
+  const size_t first = last_only ? k - 1 : 0;
+  double cost;
   if (vectorised) {
-    const size_t first = last_only ? k - 1 : 0;
-    const double cost = ApplySupportMap(vector_map, p + first, pow_b + first, k - first, shift,
-                                        q + first);
-    return last_only ? NAN : cost;
-  }
-  const double zero_mass = b > 0.0 ? PowAlpha(shift, 1.0 / b) : 0.0;
-  double cost = 0.0;
-  for (size_t i = last_only ? k - 1 : 0; i < k; ++i) {
-    const double pb = pow_b[i];
-    if (pb == HUGE_VAL) {  // p = 0, alpha < 1
-      q[i] = 0.0;
-    } else if (pb == 0.0) {
-      q[i] = zero_mass;
-      cost += DivergenceFromZero(alpha, zero_mass);
-    } else {
-      const double log_ratio = Log1pF64(shift / pb) / b;
-      q[i] = p[i] + p[i] * Expm1F64(log_ratio);
-      if (!last_only) cost += p[i] * pb * ScaledDivergence(alpha, log_ratio);  // p^alpha g(L)
-    }
+    cost = ApplySupportMap(vector_map, p + first, pow_b + first, k - first, shift, q + first);
+  } else {
+    const double zero_mass = b > 0.0 ? PowAlpha(shift, 1.0 / b) : 0.0;
+    cost = ApplyPrimalPowerMap(p + first, pow_b + first, k - first, alpha, shift, zero_mass,
+                               DivergenceFromZero(alpha, zero_mass), q + first);
   }
   return last_only ? NAN : cost;
 }

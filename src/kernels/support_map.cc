@@ -186,11 +186,11 @@ struct DualCubicForm {
   }
 };
 
-// ln(1 + x) for finite x > -1: 1 + x = u + cu exactly, u = 2^k m, and
-// ln(1 + x) = k ln2 + ln m + cu / u (det_math's Log1pF64 beyond its small
-// range, here on every x: one path for every lane, to ~1 ulp).
+// ln(1 + x) for finite x > -1 as hi + lo, hi = k ln2_hi exactly: 1 + x =
+// u + cu exactly, u = 2^k m, and ln(1 + x) = k ln2 + ln m + cu / u (det_math's
+// Log1pF64 beyond its small range, here on every x: one path for every lane).
 template <class Ops, class V>
-HWY_INLINE V Log1pLanes(V x) {
+HWY_INLINE V Log1pLanes(V x, V* lo_out) {
   using det_math::kLn2Hi;
   using det_math::kLn2Lo;
   V u, cu, k;
@@ -200,23 +200,24 @@ HWY_INLINE V Log1pLanes(V x) {
   const V f = Ops::Sub(m, Ops::Set(1.0));  // exact (Sterbenz)
   det_simd::Log1pReducedT<Ops>(f, &hfsq, &tail);
   const V lo = Ops::Add(Ops::Add(tail, Ops::Div(cu, u)), Ops::Mul(k, Ops::Set(kLn2Lo)));
-  return Ops::Sub(Ops::Mul(k, Ops::Set(kLn2Hi)), Ops::Sub(Ops::Sub(hfsq, lo), f));
+  *lo_out = Ops::Sub(f, Ops::Sub(hfsq, lo));
+  return Ops::Mul(k, Ops::Set(kLn2Hi));
 }
 
-// e^L - 1 for 0 <= L <= 709 (det_math's Expm1F64, one path): L = n ln2 + t + c,
-// e^L - 1 = (2^n - 1) + 2^n (E + c (1 + E)) with E = e^t - 1 in two doubles;
-// 2^n - 1 is exact up to n = 53 and its rounding beyond is below an ulp of
-// the result.
+// e^L - 1 for L = hi + lo, -708 <= hi <= 709, |lo| small (det_math's Expm1F64,
+// one path): hi = n ln2 + t + c, e^L - 1 = (2^n - 1) + 2^n (E + c (1 + E)) with
+// E = e^t - 1 in two doubles; 2^n - 1 is exact for -53 <= n <= 53 and its
+// rounding beyond is below an ulp of the result.
 template <class Ops, class V>
-HWY_INLINE V Expm1Lanes(V L) {
+HWY_INLINE V Expm1Lanes(V hi, V lo) {
   using det_math::kLn2Hi;
   using det_math::kLn2Lo;
   using det_math::kLog2e;
   const V shifter = Ops::Set(6755399441055744.0);  // 1.5 * 2^52
-  const V n = Ops::Sub(Ops::Add(Ops::Mul(L, Ops::Set(kLog2e)), shifter), shifter);
-  const V r_hi = Ops::Sub(L, Ops::Mul(n, Ops::Set(kLn2Hi)));  // exact
+  const V n = Ops::Sub(Ops::Add(Ops::Mul(hi, Ops::Set(kLog2e)), shifter), shifter);
+  const V r_hi = Ops::Sub(hi, Ops::Mul(n, Ops::Set(kLn2Hi)));  // exact
   V t, c;
-  det_simd::TwoSumT<Ops>(r_hi, Ops::Sub(Ops::Zero(), Ops::Mul(n, Ops::Set(kLn2Lo))), &t, &c);
+  det_simd::TwoSumT<Ops>(r_hi, Ops::Sub(lo, Ops::Mul(n, Ops::Set(kLn2Lo))), &t, &c);
   V e_hi, e_lo;
   det_simd::FastTwoSumT<Ops>(t, Ops::Mul(Ops::Mul(t, t), det_simd::ExpTaylorTailT<Ops>(t)), &e_hi,
                              &e_lo);
@@ -227,14 +228,47 @@ HWY_INLINE V Expm1Lanes(V L) {
   return Ops::Add(s, Ops::Add(s_err, Ops::Mul(p2, small)));
 }
 
-// The general primal map's q_i / p_i - 1 = (1 + s / a_i)^{1/b} - 1 =
-// expm1(log1p(s / a_i) / b) >= 0 (s / a_i > -1 has the sign of b). s / a_i is
-// kept in (-1, 2^1000] and the exponent below 709, so every lane stays
+// L = log(q_i / p_i) = log1p(s / a_i) / b of the general primal map as hi +
+// lo (the quotient carried in two doubles: q / p can be 2^900 for a tiny p,
+// and e^L would turn hi's rounding into 1e-13 of q). s / a_i (> -1, with the
+// sign of b) is kept in (-1, 2^1000] and hi below 709, so every lane stays
 // finite: a ratio past 2^1023 means a lower bound on the root anyway.
 template <class Ops, class V>
-HWY_INLINE V PowerRatioM1(V a, V s, V b) {
+HWY_INLINE V LogRatio(V a, V s, V b, V* lo_out) {
   const V x = Ops::Max(Ops::Min(Ops::Div(s, a), Ops::Set(0x1p1000)), Ops::Set(-1.0 + 0x1p-52));
-  return Expm1Lanes<Ops>(Ops::Min(Ops::Div(Log1pLanes<Ops>(x), b), Ops::Set(709.0)));
+  V l_lo;
+  const V l_hi = Log1pLanes<Ops>(x, &l_lo);
+  const V sum = Ops::Add(l_hi, l_lo);
+  const V hi = Ops::Div(sum, b);
+  V prod, prod_err;  // hi b exactly
+  det_simd::TwoProdT<Ops>(hi, b, &prod, &prod_err);
+  const V residual = Ops::Add(Ops::Sub(Ops::Sub(l_hi, prod), prod_err), l_lo);
+  *lo_out = Ops::Div(residual, b);
+  return Ops::Min(hi, Ops::Set(709.0));
+}
+
+// q_i / p_i - 1 = e^L - 1 >= 0 of that map.
+template <class Ops, class V>
+HWY_INLINE V PowerRatioM1(V a, V s, V b) {
+  V lo;
+  const V hi = LogRatio<Ops>(a, s, b, &lo);
+  return Expm1Lanes<Ops>(hi, lo);
+}
+
+// g_alpha(L) = [e^{aL} - 1 - a (e^L - 1)] / (a (a - 1)) (alpha_family.h) by
+// its series sum_{n>=2} S_{n-1} L^n / n!, S_m = 1 + a + ... + a^{m-1}, for
+// (a + 1) |L| <= 1: 20 terms leave less than 2^-60 of the sum.
+template <class Ops, class V>
+HWY_INLINE V DivergenceSeriesLanes(V L, double alpha) {
+  V power = Ops::Mul(Ops::Mul(L, L), Ops::Set(0.5));  // L^n / n!
+  V sum = power;
+  double s = 1.0;  // S_{n-1}
+  for (int n = 3; n <= 21; ++n) {
+    power = Ops::Mul(power, Ops::Div(L, Ops::Set(static_cast<double>(n))));
+    s = 1.0 + alpha * s;
+    sum = Ops::Add(sum, Ops::Mul(Ops::Set(s), power));
+  }
+  return sum;
 }
 
 template <class FormT>
@@ -313,6 +347,37 @@ SupportMapSums SumPrimalPowerMapImpl(const double* p, const double* a, size_t k,
   return {totals[0], totals[1]};
 }
 
+double ApplyPrimalPowerMapImpl(const double* p, const double* a, size_t k, double alpha,
+                               double shift, double zero_mass, double zero_cost, double* q) {
+  const double b = alpha - 1.0;
+  double total;
+  SumF64Lanes<1>(
+      k,
+      [&](auto ops, size_t i, auto* t) HWY_ATTR {
+        using Ops = decltype(ops);
+        const auto pv = Ops::Load(p + i), av = Ops::Load(a + i);
+        typename Ops::V lo;
+        const auto L = LogRatio<Ops>(av, Ops::Set(shift), Ops::Set(b), &lo);
+        const auto incr = Ops::Mul(pv, Expm1Lanes<Ops>(L, lo));
+        const auto qv = Ops::Add(pv, incr);
+        // d(q, p) = p^alpha g(L) with p^alpha = p a: by g's series near q = p;
+        // otherwise, with q^b - p^b = b nu (the KKT condition), exactly
+        // [q nu - p^b (q - p)] / alpha, whose two terms are apart by a factor
+        // of at least 1 + L / 2 there (and which cannot overflow, unlike
+        // e^{alpha L} for a tiny p). 0 where p = 0 (a = +inf).
+        const auto series = Ops::Mul(Ops::Mul(pv, av), DivergenceSeriesLanes<Ops>(L, alpha));
+        const auto direct = Ops::Div(Ops::Sub(Ops::Mul(qv, Ops::Set(shift / b)), Ops::Mul(av, incr)),
+                                     Ops::Set(alpha));
+        const auto near = Ops::Max(Ops::Sub(Ops::Mul(L, Ops::Set(alpha + 1.0)), Ops::Set(1.0)),
+                                   Ops::Zero());  // 0 where (alpha + 1) L <= 1
+        const auto cost = Ops::WherePositive(pv, Ops::IfZero(near, series, direct));
+        Ops::Store(Ops::IfZero(av, Ops::Set(zero_mass), qv), q + i);
+        t[0] = Ops::IfZero(av, Ops::Set(zero_cost), cost);
+      },
+      &total);
+  return total;
+}
+
 double SupportMassImpl(const double* p, size_t k) {
   double total;
   SumF64Lanes<1>(
@@ -331,6 +396,7 @@ HWY_EXPORT(SumSupportMapImpl);
 HWY_EXPORT(ApplySupportMapImpl);
 HWY_EXPORT(SupportMassImpl);
 HWY_EXPORT(SumPrimalPowerMapImpl);
+HWY_EXPORT(ApplyPrimalPowerMapImpl);
 
 double SupportMass(const double* p, size_t k) {
   return HWY_DYNAMIC_DISPATCH(SupportMassImpl)(p, k);
@@ -351,6 +417,12 @@ double SupportMin(const double* a, size_t k) {
 SupportMapSums SumPrimalPowerMap(const double* p, const double* a, size_t k, double b,
                                  double shift, double zero_gain, double zero_slope) {
   return HWY_DYNAMIC_DISPATCH(SumPrimalPowerMapImpl)(p, a, k, b, shift, zero_gain, zero_slope);
+}
+
+double ApplyPrimalPowerMap(const double* p, const double* a, size_t k, double alpha,
+                           double shift, double zero_mass, double zero_cost, double* q) {
+  return HWY_DYNAMIC_DISPATCH(ApplyPrimalPowerMapImpl)(p, a, k, alpha, shift, zero_mass,
+                                                       zero_cost, q);
 }
 
 bool FindSupportMap(bool primal, double alpha, SupportMap* map) {

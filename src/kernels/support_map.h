@@ -55,6 +55,11 @@ double ApplySupportMap(SupportMap map, const double* p, const double* a, size_t 
 SupportMapSums SumPrimalPowerMap(const double* p, const double* a, size_t k, double b,
                                  double shift, double zero_gain, double zero_slope);
 
+// Writes q[0..k) of that map and returns sum_i d(q_i, p_i) (a_i = 0: q_i =
+// zero_mass, at zero_cost each).
+double ApplyPrimalPowerMap(const double* p, const double* a, size_t k, double alpha,
+                           double shift, double zero_mass, double zero_cost, double* q);
+
 // sum_i p_i over [0, k) in the same order-fixed lanes (the kept mass of a
 // support), and min_i a_i (exact in any order).
 double SupportMass(const double* p, size_t k);

@@ -178,7 +178,7 @@ const double kGeneralAlphas[] = {0.25, 0.6, 0.9, 1.01, 1.7, 2.5, 4.0};
 
 double ZeroGain(double b, double shift) { return b > 0.0 ? std::pow(shift, 1.0 / b) : 0.0; }
 
-TEST_CASE("general primal map: sums against long double definitions, every alpha") {
+TEST_CASE("general primal map: sums, q and divergence against long double definitions, every alpha") {
   for (double alpha : kGeneralAlphas) {
     const Case c{true, alpha, bd::SupportMap::kPrimalRoot};  // (map unused by Reference)
     bd::SupportMap unused;
@@ -197,9 +197,20 @@ TEST_CASE("general primal map: sums against long double definitions, every alpha
           const double z = ZeroGain(b, shift);
           const bd::SupportMapSums sums =
               bd::SumPrimalPowerMap(p.data(), a.data(), k, b, shift, z, z / shift);
-          LD incr = 0, slope = 0, incr_abs = 0, incr_ref_err = 0;
+          std::vector<double> q(k);
+          const double cost = bd::ApplyPrimalPowerMap(
+              p.data(), a.data(), k, alpha, shift, z,
+              bd::bregman_detail::DivergenceFromZero(alpha, z), q.data());
+          LD incr = 0, slope = 0, incr_abs = 0, incr_ref_err = 0, div = 0, div_ref_err = 0;
           for (size_t i = 0; i < k; ++i) {
             const Ref r = Reference(c, p[i], nu);
+            LD scale = 0;
+            div += Divergence(alpha, r.q, p[i], &scale);
+            div_ref_err += kRefEps * std::max(1.0, std::fabs(1.0 / b)) * scale;
+            // shift = b nu rounded to double moves q by |1/b| times its rounding.
+            const double q_tol = 1e-14 + std::fabs(1.0 / b) * 0x1p-52;
+            CHECK_MESSAGE(std::fabs(q[i] - r.q) <= q_tol * r.q + 1e-290,
+                          "alpha " << alpha << " k " << k << " i " << i << " nu " << nu);
             incr += r.q - p[i];
             incr_abs += std::fabs(r.q - LD(p[i]));
             // The reference's pow(p^b + b nu, 1/b) turns its argument's
@@ -212,6 +223,9 @@ TEST_CASE("general primal map: sums against long double definitions, every alpha
                                  << sums.increment << " want " << static_cast<double>(incr));
           CHECK_MESSAGE(RelErr(sums.slope, slope) < 1e-13,
                         "alpha " << alpha << " k " << k << " nu " << nu);
+          CHECK_MESSAGE(std::fabs(cost - div) <= 1e-12 * div + div_ref_err,
+                        "alpha " << alpha << " k " << k << " nu " << nu << " got " << cost
+                                 << " want " << static_cast<double>(div));
         }
       }
     }
@@ -242,5 +256,35 @@ TEST_CASE("general primal map: the SIMD pass equals its scalar tail element by e
     }
     CHECK_MESSAGE(all.increment == incr[0], "alpha " << alpha);
     CHECK_MESSAGE(all.slope == slope[0], "alpha " << alpha);
+    // The apply: q element by element, the cost in the same lanes.
+    const double zero_cost = bd::bregman_detail::DivergenceFromZero(alpha, z);
+    std::vector<double> q(k), q_one(k);
+    const double cost = bd::ApplyPrimalPowerMap(p.data(), a.data(), k, alpha, shift, z, zero_cost,
+                                                q.data());
+    double lanes[8] = {0};
+    for (size_t i = 0; i < k; ++i) {
+      lanes[i % 8] += bd::ApplyPrimalPowerMap(&p[i], &a[i], 1, alpha, shift, z, zero_cost, &q_one[i]);
+    }
+    for (size_t w = 4; w >= 1; w /= 2)
+      for (size_t j = 0; j < w; ++j) lanes[j] = lanes[j] + lanes[j + w];
+    CHECK(std::memcmp(q.data(), q_one.data(), k * sizeof(double)) == 0);
+    CHECK_MESSAGE(cost == lanes[0], "alpha " << alpha);
+  }
+}
+
+TEST_CASE("PrimalPowers / DualPowers equal PrimalPower / DualPower element by element") {
+  const std::vector<double> p = Probabilities(1001, 9, true);  // zeros and a 1e-300
+  for (double alpha : {0.25, 0.5, 0.6, 1.5, 1.7, 2.5, 3.0, 4.0}) {
+    std::vector<double> got(p.size());
+    bd::bregman_detail::PrimalPowers(p.data(), p.size(), alpha - 1.0, got.data());
+    for (size_t i = 0; i < p.size(); ++i) {
+      const double want = bd::bregman_detail::PrimalPower(p[i], alpha - 1.0);
+      CHECK_MESSAGE(std::memcmp(&got[i], &want, sizeof(double)) == 0, "alpha " << alpha << " i " << i);
+    }
+    bd::bregman_detail::DualPowers(p.data(), p.size(), alpha, got.data());
+    for (size_t i = 0; i < p.size(); ++i) {
+      const double want = bd::bregman_detail::DualPower(p[i], alpha);
+      CHECK_MESSAGE(std::memcmp(&got[i], &want, sizeof(double)) == 0, "dual alpha " << alpha << " i " << i);
+    }
   }
 }
