@@ -22,11 +22,24 @@ namespace bd {
 namespace bregman_detail {
 namespace {
 
+// The per-nu constants of Increment's bracket (one pow each, not one per
+// coordinate).
+struct IncrementBounds {
+  double nu_root;    // nu^{1/(alpha-1)}
+  double width;      // alpha > 2: 2^-(alpha-2); alpha < 2: 2^((2-alpha)/(alpha-1))
+  double mass_root;  // alpha < 2: (2 nu)^{1/(alpha-1)}
+};
+IncrementBounds BoundsFor(double alpha, double nu) {
+  const double b = alpha - 1.0;
+  if (alpha > 2.0) return {PowAlpha(nu, 1.0 / b), Exp2F64(-(alpha - 2.0)), 0.0};
+  return {PowAlpha(nu, 1.0 / b), Exp2F64((2.0 - alpha) / b), PowF64(2.0 * nu, 1.0 / b)};
+}
+
 // delta = q - p solving (p + delta)^{alpha-2} delta = nu, for p > 0 and nu > 0,
 // alpha not 3/2, 2 or 3 (those have closed forms; kernels/support_map.h).
 // p_pow = p^{2-alpha} and nu_root = nu^{1/(alpha-1)} are the small- and
 // large-delta asymptotes of the solution.
-double Increment(double alpha, double p, double p_pow, double nu, double nu_root) {
+double Increment(double alpha, double p, double p_pow, double nu, const IncrementBounds& bounds) {
   // Newton in y = log(delta) on G(y) = log((p + delta)^{alpha-2} delta / nu),
   // G' = 1 + (alpha-2) theta with theta = delta / (p + delta), so G' lies
   // between 1 and alpha - 1. Bounding log(p + delta) between max(log p, y) and
@@ -40,16 +53,15 @@ double Increment(double alpha, double p, double p_pow, double nu, double nu_root
   const double small = nu * p_pow;
   double delta, lo, hi;
   if (alpha > 2.0) {
-    delta = std::min(small, nu_root);
+    delta = std::min(small, bounds.nu_root);
     hi = delta;
-    lo = delta * Exp2F64(-(alpha - 2.0));
+    lo = delta * bounds.width;
   } else {
-    delta = std::max(small, nu_root);
+    delta = std::max(small, bounds.nu_root);
     lo = delta;
     // The spec's bound q <= max(2p, (2 nu)^{1/(alpha-1)}) keeps hi finite as
     // alpha -> 1, where the log-space width blows up.
-    hi = std::min(delta * Exp2F64((2.0 - alpha) / (alpha - 1.0)),
-                  std::max(p, PowF64(2.0 * nu, 1.0 / (alpha - 1.0))));
+    hi = std::min(delta * bounds.width, std::max(p, bounds.mass_root));
     hi = std::max(hi, lo);
   }
   for (int it = 0; it < 100; ++it) {
@@ -97,13 +109,14 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
       *slope_out = sums.slope;
       return;
     }
-    const double nu_root = PowAlpha(nu, 1.0 / b);
+    const IncrementBounds bounds = BoundsFor(alpha, nu);
+    const double nu_root = bounds.nu_root;
     double sum = init;
     double slope = 0.0;
     for (size_t i = from; i < to; ++i) {
       double delta;
       if (p[i] > 0.0) {
-        delta = Increment(alpha, p[i], p_pow[i], nu, nu_root);
+        delta = Increment(alpha, p[i], p_pow[i], nu, bounds);
         const double theta = delta / (p[i] + delta);
         slope += delta / (nu * (1.0 + (alpha - 2.0) * theta));
       } else {
@@ -132,11 +145,12 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
                                         q + first);
     return last_only ? NAN : cost;
   }
-  const double nu_root = PowAlpha(nu, 1.0 / b);
+  const IncrementBounds bounds = BoundsFor(alpha, nu);
+  const double nu_root = bounds.nu_root;
   double cost = 0.0;
   for (size_t i = last_only ? k - 1 : 0; i < k; ++i) {
     if (p[i] > 0.0) {
-      const double delta = Increment(alpha, p[i], p_pow[i], nu, nu_root);
+      const double delta = Increment(alpha, p[i], p_pow[i], nu, bounds);
       q[i] = p[i] + delta;
       if (!last_only) cost += DivergenceByLogRatio(alpha, q[i], -Log1pF64(delta / p[i]));
     } else {
