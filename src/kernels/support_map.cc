@@ -233,25 +233,26 @@ HWY_INLINE V Expm1Lanes(V hi, V lo) {
 // and e^L would turn hi's rounding into 1e-13 of q). s / a_i (> -1, with the
 // sign of b) is kept in (-1, 2^1000] and hi below 709, so every lane stays
 // finite: a ratio past 2^1023 means a lower bound on the root anyway.
+// (inv_b = 1 / b rounded: hi is within two ulp of the quotient and lo, from
+// the exact residual l - hi b, corrects it; no division.)
 template <class Ops, class V>
-HWY_INLINE V LogRatio(V a, V s, V b, V* lo_out) {
+HWY_INLINE V LogRatio(V a, V s, V b, V inv_b, V* lo_out) {
   const V x = Ops::Max(Ops::Min(Ops::Div(s, a), Ops::Set(0x1p1000)), Ops::Set(-1.0 + 0x1p-52));
   V l_lo;
   const V l_hi = Log1pLanes<Ops>(x, &l_lo);
-  const V sum = Ops::Add(l_hi, l_lo);
-  const V hi = Ops::Div(sum, b);
+  const V hi = Ops::Mul(Ops::Add(l_hi, l_lo), inv_b);
   V prod, prod_err;  // hi b exactly
   det_simd::TwoProdT<Ops>(hi, b, &prod, &prod_err);
   const V residual = Ops::Add(Ops::Sub(Ops::Sub(l_hi, prod), prod_err), l_lo);
-  *lo_out = Ops::Div(residual, b);
+  *lo_out = Ops::Mul(residual, inv_b);
   return Ops::Min(hi, Ops::Set(709.0));
 }
 
 // q_i / p_i - 1 = e^L - 1 >= 0 of that map.
 template <class Ops, class V>
-HWY_INLINE V PowerRatioM1(V a, V s, V b) {
+HWY_INLINE V PowerRatioM1(V a, V s, V b, V inv_b) {
   V lo;
-  const V hi = LogRatio<Ops>(a, s, b, &lo);
+  const V hi = LogRatio<Ops>(a, s, b, inv_b, &lo);
   return Expm1Lanes<Ops>(hi, lo);
 }
 
@@ -330,13 +331,14 @@ double ApplySupportMapImpl(SupportMap map, const double* p, const double* a, siz
 
 SupportMapSums SumPrimalPowerMapImpl(const double* p, const double* a, size_t k, double b,
                                      double shift, double zero_gain, double zero_slope) {
+  const double inv_b = 1.0 / b;
   double totals[2];
   SumF64Lanes<2>(
       k,
       [&](auto ops, size_t i, auto* t) HWY_ATTR {
         using Ops = decltype(ops);
         const auto pv = Ops::Load(p + i), av = Ops::Load(a + i), sv = Ops::Set(shift);
-        const auto incr = Ops::Mul(pv, PowerRatioM1<Ops>(av, sv, Ops::Set(b)));
+        const auto incr = Ops::Mul(pv, PowerRatioM1<Ops>(av, sv, Ops::Set(b), Ops::Set(inv_b)));
         // dq/dnu = q^{2-alpha} = q / q^b = q / (a + s); a = +inf (p = 0,
         // alpha < 1) gives q = 0 and 0.
         const auto slope = Ops::Div(Ops::Add(pv, incr), Ops::Add(av, sv));
@@ -350,6 +352,7 @@ SupportMapSums SumPrimalPowerMapImpl(const double* p, const double* a, size_t k,
 double ApplyPrimalPowerMapImpl(const double* p, const double* a, size_t k, double alpha,
                                double shift, double zero_mass, double zero_cost, double* q) {
   const double b = alpha - 1.0;
+  const double inv_b = 1.0 / b;
   double total;
   SumF64Lanes<1>(
       k,
@@ -357,7 +360,7 @@ double ApplyPrimalPowerMapImpl(const double* p, const double* a, size_t k, doubl
         using Ops = decltype(ops);
         const auto pv = Ops::Load(p + i), av = Ops::Load(a + i);
         typename Ops::V lo;
-        const auto L = LogRatio<Ops>(av, Ops::Set(shift), Ops::Set(b), &lo);
+        const auto L = LogRatio<Ops>(av, Ops::Set(shift), Ops::Set(b), Ops::Set(inv_b), &lo);
         const auto incr = Ops::Mul(pv, Expm1Lanes<Ops>(L, lo));
         const auto qv = Ops::Add(pv, incr);
         // d(q, p) = p^alpha g(L) with p^alpha = p a: by g's series near q = p;
