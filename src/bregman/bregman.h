@@ -101,4 +101,15 @@ double BregmanRenormalise(BregmanDivergence divergence, double alpha,
 // +inf for p > 0 when alpha <= 1).
 double BregmanZeroCost(BregmanDivergence divergence, double alpha, double p);
 
+// Testing hooks for the adaptive search's settling probes (PerK::SigmaVersus
+// in decode.cc): turn them off (every probe solved to its root), re-check
+// every settled probe against an exact solve (the count of disagreeing
+// sides, which must stay 0), and the count of settled probes and of
+// coordinates evaluated by the probes' and prices' Newton iterations.
+void SetBregmanSettlingForTesting(bool on);
+void SetBregmanSettleCheckForTesting(bool on);
+size_t BregmanSettleDisagreementsForTesting();
+size_t BregmanSettledProbesForTesting();
+size_t BregmanNewtonCoordinatesForTesting();
+
 }  // namespace bd

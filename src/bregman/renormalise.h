@@ -16,6 +16,16 @@
 namespace bd {
 namespace bregman_detail {
 
+// A search probe's question about a support's multiplier: is sigma (a
+// quantity increasing in nu, computed from nu and the last coordinate's q)
+// on a given side of a threshold? decided(ctx, nu, q_last, nu_is_upper) says
+// whether nu, a bound on the root (an upper bound when nu_is_upper), already
+// settles it.
+struct SigmaTest {
+  bool (*decided)(const void* ctx, double nu, double q_last, bool nu_is_upper);
+  const void* ctx;
+};
+
 // The multiplier nu of a solve, and optional bounds on it. The decoder's
 // search passes the multipliers of the supports it has already solved: nu is
 // nonincreasing in k (spec section 4.2), so a smaller support's nu bounds the
@@ -53,6 +63,17 @@ struct Multiplier {
   bool known = false;
   // out: the Newton evaluations (passes over the support) the solve made.
   int evaluations = 0;
+  // in (with last_only): stop as soon as an evaluation settles this test;
+  // null: solve to the root.
+  const SigmaTest* settle = nullptr;
+  // out: the solve stopped on `settle`: value is then a bound on the root
+  // (an upper bound when settled_upper) and q[k-1] its q, not the solution;
+  // estimate_nu (one Newton step from the bound) and estimate_q_last (the
+  // last q there) estimate the solution.
+  bool settled = false;
+  bool settled_upper = false;
+  double estimate_nu = 0.0;
+  double estimate_q_last = 0.0;
 };
 
 // A start for support k from a solved neighbouring support a (the hint's
@@ -174,7 +195,26 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
   StartFrom(start, guess, &nu0, &lo, &hi);
   double curvature = hint != nullptr ? hint->curvature : 0.0;
   const bool known = hint != nullptr && hint->known && nu0 == hint->start;
-  const double nu = known ? nu0 : SafeguardedNewton(eval, lo, hi, nu0, &curvature);
+  // A probe that only asks a sigma question stops at the first evaluation
+  // whose side of the root settles it (q of the last coordinate there: one
+  // element's map).
+  auto settled = [&](double x, double f, double df) {
+    if (hint == nullptr || hint->settle == nullptr || !(f == f)) return false;
+    double incr = 0.0, unused = 0.0;
+    sums_over(k - 1, k, x, 0.0, &incr, &unused);
+    const bool upper = f > 0.0;  // sum q > 1 at x: the root is below x
+    if (!hint->settle->decided(hint->settle->ctx, x, p[k - 1] + incr, upper)) return false;
+    hint->settled = true;
+    hint->settled_upper = upper;
+    const double next = x - f / df;
+    hint->estimate_nu = next > lo && next < hi ? next : x;
+    sums_over(k - 1, k, hint->estimate_nu, 0.0, &incr, &unused);
+    hint->estimate_q_last = p[k - 1] + incr;
+    return true;
+  };
+  if (hint != nullptr) hint->settled = false;
+  const double nu =
+      known ? nu0 : SafeguardedNewton(eval, lo, hi, nu0, &curvature, 1e-12, 200, settled);
   if (hint != nullptr) {
     hint->value = nu;
     hint->curvature = curvature;

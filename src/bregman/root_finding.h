@@ -33,10 +33,17 @@ namespace bregman_detail {
 // none), which lets the very first Newton step stop on the same prediction
 // (a start already within ~1e-9 of the root then costs one evaluation); out,
 // the c this solve measured (0 if it took fewer than two Newton steps).
-template <class Eval>
+//
+// settled(x, f, df): called after each evaluation; true ends the iteration
+// at x itself (a caller that needs only which side of some x the root lies
+// on: f > 0 puts it below x, f < 0 above).
+struct NeverSettled {
+  bool operator()(double, double, double) const { return false; }
+};
+template <class Eval, class Settled = NeverSettled>
 double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
                          double* curvature = nullptr, double newton_tol = 1e-12,
-                         int max_iter = 200) {
+                         int max_iter = 200, const Settled& settled = Settled()) {
   constexpr double kBracketTol = 4.4e-16;
   constexpr double kPredictedTol = 1e-15;
   const double c_hint = curvature != nullptr ? *curvature : 0.0;
@@ -48,7 +55,7 @@ double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
   for (int it = 0; it < max_iter; ++it) {
     double f = 0.0, df = 0.0;
     eval(x, &f, &df);
-    if (f == 0.0) return x;
+    if (f == 0.0 || settled(x, f, df)) return x;
     if (f < 0.0) {
       lo = x;
     } else {

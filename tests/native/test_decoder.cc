@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
+#include "bregman/bregman.h"
 #include "decoder.h"
 #include "stages/stages.h"
 #include "reference/bregman_oracle.h"
@@ -640,4 +642,64 @@ TEST_CASE("-0 and +0 tie: the lower id comes first, whichever carries the sign")
       for (size_t i = 0; i < zeros; ++i) CHECK(dec.ids()[i] == static_cast<int32_t>(3 * i));
     }
   }
+}
+
+TEST_CASE("Bregman search: settling probes save Newton work, decide every probe's side as the exact solve does, and change no result") {
+  std::mt19937_64 rng(77);
+  const size_t v = 40000;
+  const std::vector<float> row = LlmRow(v, rng, 1.1);
+  struct Mode {
+    bd::BregmanDivergence div;
+    double alpha;
+  };
+  const Mode modes[] = {{bd::BregmanDivergence::kDual, 1.5}, {bd::BregmanDivergence::kDual, 3.0},
+                        {bd::BregmanDivergence::kPrimal, 0.5}, {bd::BregmanDivergence::kPrimal, 4.0},
+                        {bd::BregmanDivergence::kPrimal, 0.3}};
+  bd::Decoder dec;
+  size_t saved_cases = 0, cases = 0;
+  for (const Mode& m : modes) {
+    CAPTURE(m.alpha);
+    bd::DecodeOptions o;
+    o.bregman_enabled = true;
+    o.bregman.divergence = m.div;
+    o.bregman.alpha = m.alpha;
+    for (size_t target : {size_t{300}, v / 3}) {
+      // lambda for k ~ target (bisection on log lambda, with the default search).
+      double lo = 1e-300, hi = 10.0;
+      for (int it = 0; it < 80 && hi / lo > 1.001; ++it) {
+        o.bregman.lambda = std::sqrt(lo * hi);
+        REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+        (dec.k() >= target ? lo : hi) = o.bregman.lambda;
+      }
+      o.bregman.lambda = lo;
+      CAPTURE(target);
+      bd::SetBregmanSettlingForTesting(false);
+      const size_t c0 = bd::BregmanNewtonCoordinatesForTesting();
+      REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+      const size_t plain = bd::BregmanNewtonCoordinatesForTesting() - c0;
+      const std::vector<int32_t> ids(dec.ids(), dec.ids() + dec.k());
+      const std::vector<float> probs(dec.probs(), dec.probs() + dec.k());
+      bd::SetBregmanSettlingForTesting(true);
+      const size_t c1 = bd::BregmanNewtonCoordinatesForTesting();
+      const size_t p1 = bd::BregmanSettledProbesForTesting();
+      REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+      const size_t settling = bd::BregmanNewtonCoordinatesForTesting() - c1;
+      CHECK(bd::BregmanSettledProbesForTesting() > p1);
+      REQUIRE(dec.k() == ids.size());
+      CHECK(std::memcmp(dec.ids(), ids.data(), ids.size() * sizeof(int32_t)) == 0);
+      CHECK(std::memcmp(dec.probs(), probs.data(), probs.size() * sizeof(float)) == 0);
+      ++cases;
+      saved_cases += 10 * settling <= 9 * plain;  // at least 10 % fewer coordinates
+      MESSAGE("alpha " << m.alpha << " k " << dec.k() << ": " << plain << " -> " << settling
+                       << " coordinates");
+      // Every settled probe re-solved exactly lands on the side it decided.
+      bd::SetBregmanSettleCheckForTesting(true);
+      const size_t d0 = bd::BregmanSettleDisagreementsForTesting();
+      REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+      CHECK(bd::BregmanSettleDisagreementsForTesting() == d0);
+      bd::SetBregmanSettleCheckForTesting(false);
+      CHECK(dec.k() == ids.size());
+    }
+  }
+  CHECK(saved_cases * 2 >= cases);  // most cases save at least 10 %
 }

@@ -119,3 +119,74 @@ TEST_CASE("solver hints: an anchored start saves evaluations, a known multiplier
     }
   }
 }
+
+TEST_CASE("solver hints: a settling probe stops at a bound on the decided side, and a test that never settles changes nothing") {
+  const std::vector<double> p = SortedZipf(20000);
+  constexpr size_t kK = 12000;
+  struct Family {
+    BregmanDivergence div;
+    double alpha;
+  };
+  const Family families[] = {
+      {BregmanDivergence::kDual, 1.5},   {BregmanDivergence::kDual, 2.5},
+      {BregmanDivergence::kDual, 3.0},   {BregmanDivergence::kPrimal, 0.5},
+      {BregmanDivergence::kPrimal, 3.0}, {BregmanDivergence::kPrimal, 0.3},
+      {BregmanDivergence::kPrimal, 4.0},
+  };
+  // decided() answers from ctx: 0 never, 1 always; it checks q_last against
+  // the map at nu (the last coordinate's q there) on the way.
+  struct Ctx {
+    int mode;
+    int calls;
+  };
+  auto decided = [](const void* c, double nu, double q_last, bool) {
+    Ctx& ctx = *const_cast<Ctx*>(static_cast<const Ctx*>(c));
+    ++ctx.calls;
+    return ctx.mode == 1 && nu > 0.0 && q_last > 0.0;
+  };
+  for (const Family& f : families) {
+    CAPTURE(f.alpha);
+    CAPTURE(f.div == BregmanDivergence::kPrimal);
+    Multiplier plain;
+    plain.last_only = true;
+    const Solve exact = Run(f.div, f.alpha, p, kK, plain);
+    REQUIRE(exact.nu.value > 0.0);
+    REQUIRE(exact.nu.evaluations >= 2);
+
+    Ctx never{0, 0};
+    const bd::bregman_detail::SigmaTest never_test{decided, &never};
+    Multiplier with_never = plain;
+    with_never.settle = &never_test;
+    const Solve same = Run(f.div, f.alpha, p, kK, with_never);
+    CHECK_FALSE(same.nu.settled);
+    CHECK(never.calls == same.nu.evaluations);
+    CHECK(std::memcmp(&same.nu.value, &exact.nu.value, sizeof(double)) == 0);
+    CHECK(std::memcmp(&same.q[kK - 1], &exact.q[kK - 1], sizeof(double)) == 0);
+
+    for (double start : {0.8, 1.25}) {  // below and above the root
+      Ctx always{1, 0};
+      const bd::bregman_detail::SigmaTest always_test{decided, &always};
+      Multiplier probe = plain;
+      probe.settle = &always_test;
+      probe.start = exact.nu.value * start;
+      probe.upper = exact.nu.value * 2.0;
+      const Solve bound = Run(f.div, f.alpha, p, kK, probe);
+      CAPTURE(start);
+      CHECK(bound.nu.settled);
+      CHECK(bound.nu.evaluations == 1);
+      CHECK(bound.nu.value == probe.start);
+      // The side: an upper bound lies above the root, a lower one below.
+      CHECK(bound.nu.settled_upper == (start > 1.0));
+      // q_last at the bound is the map's, on the same side of the root's q.
+      if (bound.nu.settled_upper) {
+        CHECK(bound.q[kK - 1] > exact.q[kK - 1]);
+      } else {
+        CHECK(bound.q[kK - 1] < exact.q[kK - 1]);
+      }
+      // The estimate (one Newton step from the bound) is much closer.
+      CHECK(std::fabs(bound.nu.estimate_nu - exact.nu.value) <
+            0.5 * std::fabs(bound.nu.value - exact.nu.value));
+      CHECK(bound.nu.estimate_q_last > 0.0);
+    }
+  }
+}
