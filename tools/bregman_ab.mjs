@@ -1,0 +1,46 @@
+// Side-by-side A/B of two (or more) builds on Bregman decodes, in one Node
+// process: for each (divergence, alpha) and target k the lambda is found on
+// the row with the last build's decode().k, then every build decodes that
+// row at that lambda, round by round; min ms per call.
+//   MODES='[["primal",4],["dual",3]]' TARGETS='[1000,131072]' ROUNDS=5 \
+//     node tools/bregman_ab.mjs OLD_DIST NEW_DIST [...]
+// (KIND=flat for bench/suite.mjs's flat row; the default is its LLM-shaped
+// row, seed 1, V = 262144.)
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { makeRow } from '../bench/suite.mjs';
+
+const V = 262144;
+const dirs = process.argv.slice(2);
+if (dirs.length < 1) {
+  console.error('usage: node tools/bregman_ab.mjs DIST [DIST ...]');
+  process.exit(2);
+}
+const bds = await Promise.all(
+  dirs.map(async (d) => (await import(pathToFileURL(path.resolve(d, 'node.mjs')).href)).load()));
+const row = makeRow(process.env.KIND ?? 'llm', V, 1);
+const modes = JSON.parse(process.env.MODES ?? '[["primal",4],["primal",0.25],["dual",3]]');
+const targets = JSON.parse(process.env.TARGETS ?? '[1000, 131072]');
+const last = bds[bds.length - 1];
+for (const [divergence, alpha] of modes) {
+  for (const target of targets) {
+    // The largest lambda (bisection on log10) whose k reaches the target.
+    const kAt = (e) => last.decode(row, { bregman: { divergence, alpha, lambda: 10 ** e } }).k;
+    let lo = -300, hi = 1;
+    for (let it = 0; it < 40; it++) {
+      const mid = (lo + hi) / 2;
+      if (kAt(mid) >= target) lo = mid; else hi = mid;
+    }
+    const o = { bregman: { divergence, alpha, lambda: 10 ** lo } };
+    const times = bds.map(() => []);
+    for (let r = 0; r < Number(process.env.ROUNDS ?? 5); r++) {
+      bds.forEach((bd, b) => {
+        const t = performance.now();
+        bd.decode(row, o);
+        times[b].push(performance.now() - t);
+      });
+    }
+    const cols = times.map((t, b) => `${dirs[b]} ${Math.min(...t).toFixed(2)}`);
+    console.log(`${divergence} ${alpha} k=${kAt(lo)} lambda=${(10 ** lo).toPrecision(4)}  ${cols.join('  ')}`);
+  }
+}
