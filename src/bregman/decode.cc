@@ -106,8 +106,7 @@ class PerK {
   // lambda stops Newton at the first evaluation that bounds nu_k on the side
   // that settles sigma_k <= lambda (sigma is increasing in nu: primal,
   // d(0, q_k) grows with q_k; dual, d sigma / d nu = q_k). Only a margin of
-  // kSettleSlack (far above the rounding of sigma and of the sign of the
-  // multiplier equation near its root) lets a bound decide.
+  // kSettleSlack lets a bound decide.
   double SigmaVersus(size_t k, double lambda) {
     struct Test {
       const PerK* self;
@@ -192,7 +191,12 @@ class PerK {
     double guess = 0.0;      // exact: nu; settled: the estimate its start came from
   };
 
-  static constexpr double kSettleSlack = 1e-6;
+  // Far above the rounding of sigma and of the equation's sign near its root
+  // (~1e-14), and wide enough that a probe within 0.01 % of lambda (the
+  // search's last ones, which it prices exactly anyway) is solved to its
+  // root: 1e-6 let such probes settle and be solved twice (20 % more
+  // coordinates on the flat row at k ~ V/2).
+  static constexpr double kSettleSlack = 1e-4;
   // A galloping probe's start, as a fraction of the extrapolated nu (see
   // Solve): low enough that the first evaluation usually bounds nu from
   // below, close enough that its Newton step estimates the root well.
@@ -282,7 +286,7 @@ class PerK {
     // between close neighbours is within ~1e-9 of the root, and one Newton
     // step from there is then known to be exact (one pass, not two).
     constexpr double kCurvatureMargin = 100.0;
-    for (const Solved* n : {upper_from, lower_from}) {
+    for (const Solved* n : {below, above}) {
       if (n != nullptr) nu.curvature = std::max(nu.curvature, kCurvatureMargin * n->curvature);
     }
     const double curvature_in = nu.curvature;
@@ -291,7 +295,7 @@ class PerK {
     // solver starts one Newton step from it.
     const Solved* anchor = nullptr;
     if (same == nullptr) {
-      for (const Solved* n : {upper_from, lower_from}) {
+      for (const Solved* n : {below, above}) {
         if (n == nullptr || !n->exact || !(n->slope > 0.0) || !(n->nu > 0.0) || n->k < 2) continue;
         const size_t gap = n->k > k ? n->k - k : k - n->k;
         if (4 * gap > k) continue;
