@@ -21,9 +21,10 @@ using namespace bregman_detail;
 
 bool g_settling = true;        // cleared only by tests
 bool g_settle_check = false;   // set only by tests
-size_t g_settle_disagreements = 0;
-size_t g_settled_probes = 0;
-size_t g_newton_coordinates = 0;
+// Per thread: native decoders on separate threads count apart.
+thread_local size_t g_settle_disagreements = 0;
+thread_local size_t g_settled_probes = 0;
+thread_local size_t g_newton_coordinates = 0;
 
 // Grows v to at least n elements. Never shrinks, so a warm workspace never
 // reallocates for a k it has already seen.
@@ -330,7 +331,8 @@ class PerK {
       double estimate_nu = nu.estimate_nu;
       const double estimate =
           ConjugateGain(p[k - 1], nu.estimate_q_last, k == 1, &estimate_nu);
-      out.sigma = nu.settled_upper ? std::min(estimate, out.sigma) : std::max(estimate, out.sigma);
+      // (Compared so that a NaN estimate cannot cross to the other side.)
+      if (nu.settled_upper ? estimate < out.sigma : estimate > out.sigma) out.sigma = estimate;
     }
     if (same != nullptr) {
       // Keep the probe's own nu and sigma: the decisions already taken on

@@ -228,31 +228,44 @@ HWY_INLINE V Expm1Lanes(V hi, V lo) {
   return Ops::Add(s, Ops::Add(s_err, Ops::Mul(p2, small)));
 }
 
-// L = log(q_i / p_i) = log1p(s / a_i) / b of the general primal map as hi +
-// lo (the quotient carried in two doubles: q / p can be 2^900 for a tiny p,
-// and e^L would turn hi's rounding into 1e-13 of q). s / a_i (> -1, with the
-// sign of b) is kept in (-1, 2^1000] and hi below 709, so every lane stays
-// finite: a ratio past 2^1023 means a lower bound on the root anyway.
-// (inv_b = 1 / b rounded: hi is within two ulp of the quotient and lo, from
-// the exact residual l - hi b, corrects it; no division.)
+// x = s / a_i of the general primal map, and whether the coordinate gains
+// like a zero one: past x = 2^1000 (a_i = 0 included, x = inf or NaN), q =
+// (a + s)^{1/b} is s^{1/b} = the zero coordinates' gain to 2^-1000 / b
+// relative, and the ratio q / p past 2^{1000/b} is not worth forming. `far`
+// is 0 exactly for the other lanes.
 template <class Ops, class V>
-HWY_INLINE V LogRatio(V a, V s, V b, V inv_b, V* lo_out) {
-  const V x = Ops::Max(Ops::Min(Ops::Div(s, a), Ops::Set(0x1p1000)), Ops::Set(-1.0 + 0x1p-52));
+HWY_INLINE V Quotient(V a, V s, V* far) {
+  const V x = Ops::Div(s, a);
+  *far = Ops::Max(Ops::Sub(x, Ops::Set(0x1p1000)), Ops::Zero());
+  return x;
+}
+
+// L = log(q_i / p_i) = log1p(x) / b of that map as hi + lo (the quotient
+// carried in two doubles: q / p can be 2^900 for a tiny p, and e^L would
+// turn hi's rounding into 1e-13 of q), for x > -1 (the sign of b); lanes
+// past 2^1000 are clamped there and hi below 709 (their values are not
+// used), so every lane stays finite. (inv_b = 1 / b rounded: hi is within
+// two ulp of the quotient and lo, from the exact residual l - hi b, corrects
+// it; no division. The residual's first two terms cancel exactly by
+// Sterbenz, so prod_err comes in last, with the one rounding.)
+template <class Ops, class V>
+HWY_INLINE V LogRatio(V x_in, V b, V inv_b, V* lo_out) {
+  const V x = Ops::Max(Ops::Min(x_in, Ops::Set(0x1p1000)), Ops::Set(-1.0 + 0x1p-52));
   V l_lo;
   const V l_hi = Log1pLanes<Ops>(x, &l_lo);
   const V hi = Ops::Mul(Ops::Add(l_hi, l_lo), inv_b);
   V prod, prod_err;  // hi b exactly
   det_simd::TwoProdT<Ops>(hi, b, &prod, &prod_err);
-  const V residual = Ops::Add(Ops::Sub(Ops::Sub(l_hi, prod), prod_err), l_lo);
+  const V residual = Ops::Sub(Ops::Add(Ops::Sub(l_hi, prod), l_lo), prod_err);
   *lo_out = Ops::Mul(residual, inv_b);
   return Ops::Min(hi, Ops::Set(709.0));
 }
 
 // q_i / p_i - 1 = e^L - 1 >= 0 of that map.
 template <class Ops, class V>
-HWY_INLINE V PowerRatioM1(V a, V s, V b, V inv_b) {
+HWY_INLINE V PowerRatioM1(V x, V b, V inv_b) {
   V lo;
-  const V hi = LogRatio<Ops>(a, s, b, inv_b, &lo);
+  const V hi = LogRatio<Ops>(x, b, inv_b, &lo);
   return Expm1Lanes<Ops>(hi, lo);
 }
 
@@ -338,12 +351,14 @@ SupportMapSums SumPrimalPowerMapImpl(const double* p, const double* a, size_t k,
       [&](auto ops, size_t i, auto* t) HWY_ATTR {
         using Ops = decltype(ops);
         const auto pv = Ops::Load(p + i), av = Ops::Load(a + i), sv = Ops::Set(shift);
-        const auto incr = Ops::Mul(pv, PowerRatioM1<Ops>(av, sv, Ops::Set(b), Ops::Set(inv_b)));
+        typename Ops::V far;
+        const auto x = Quotient<Ops>(av, sv, &far);
+        const auto incr = Ops::Mul(pv, PowerRatioM1<Ops>(x, Ops::Set(b), Ops::Set(inv_b)));
         // dq/dnu = q^{2-alpha} = q / q^b = q / (a + s); a = +inf (p = 0,
         // alpha < 1) gives q = 0 and 0.
         const auto slope = Ops::Div(Ops::Add(pv, incr), Ops::Add(av, sv));
-        t[0] = Ops::IfZero(av, Ops::Set(zero_gain), incr);
-        t[1] = Ops::IfZero(av, Ops::Set(zero_slope), slope);
+        t[0] = Ops::IfZero(far, incr, Ops::Set(zero_gain));
+        t[1] = Ops::IfZero(far, slope, Ops::Set(zero_slope));
       },
       totals);
   return {totals[0], totals[1]};
@@ -359,8 +374,9 @@ double ApplyPrimalPowerMapImpl(const double* p, const double* a, size_t k, doubl
       [&](auto ops, size_t i, auto* t) HWY_ATTR {
         using Ops = decltype(ops);
         const auto pv = Ops::Load(p + i), av = Ops::Load(a + i);
-        typename Ops::V lo;
-        const auto L = LogRatio<Ops>(av, Ops::Set(shift), Ops::Set(b), Ops::Set(inv_b), &lo);
+        typename Ops::V lo, far;
+        const auto x = Quotient<Ops>(av, Ops::Set(shift), &far);
+        const auto L = LogRatio<Ops>(x, Ops::Set(b), Ops::Set(inv_b), &lo);
         const auto incr = Ops::Mul(pv, Expm1Lanes<Ops>(L, lo));
         const auto qv = Ops::Add(pv, incr);
         // d(q, p) = p^alpha g(L) with p^alpha = p a: by g's series near q = p;
@@ -374,8 +390,8 @@ double ApplyPrimalPowerMapImpl(const double* p, const double* a, size_t k, doubl
         const auto near = Ops::Max(Ops::Sub(Ops::Mul(L, Ops::Set(alpha + 1.0)), Ops::Set(1.0)),
                                    Ops::Zero());  // 0 where (alpha + 1) L <= 1
         const auto cost = Ops::WherePositive(pv, Ops::IfZero(near, series, direct));
-        Ops::Store(Ops::IfZero(av, Ops::Set(zero_mass), qv), q + i);
-        t[0] = Ops::IfZero(av, Ops::Set(zero_cost), cost);
+        Ops::Store(Ops::IfZero(far, qv, Ops::Set(zero_mass)), q + i);
+        t[0] = Ops::IfZero(far, cost, Ops::Set(zero_cost));
       },
       &total);
   return total;

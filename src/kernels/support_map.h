@@ -50,13 +50,14 @@ double ApplySupportMap(SupportMap map, const double* p, const double* a, size_t 
 // Every other primal alpha (b = alpha - 1): q_i / p_i - 1 =
 // expm1(log1p(s / a_i) / b) on float64 lanes (one log1p and one expm1 per
 // coordinate, ~1 ulp each, the increments with full relative precision).
-// a_i = 0 (alpha > 1: p^b underflowed, or p = 0) gains zero_gain = s^{1/b},
-// with d/dnu zero_slope; a_i = +inf (alpha < 1, p = 0) gets q = 0.
+// a_i = 0 (alpha > 1: p^b underflowed, or p = 0), and any a_i below s 2^-1000,
+// gains zero_gain = s^{1/b} (to 2^-1000 / b relative), with d/dnu zero_slope;
+// a_i = +inf (alpha < 1, p = 0) gets q = 0.
 SupportMapSums SumPrimalPowerMap(const double* p, const double* a, size_t k, double b,
                                  double shift, double zero_gain, double zero_slope);
 
-// Writes q[0..k) of that map and returns sum_i d(q_i, p_i) (a_i = 0: q_i =
-// zero_mass, at zero_cost each).
+// Writes q[0..k) of that map and returns sum_i d(q_i, p_i) (a_i = 0 or below
+// s 2^-1000: q_i = zero_mass, at zero_cost each).
 double ApplyPrimalPowerMap(const double* p, const double* a, size_t k, double alpha,
                            double shift, double zero_mass, double zero_cost, double* q);
 
