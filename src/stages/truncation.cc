@@ -62,7 +62,7 @@ Band BucketBand(float origin, float inv_width, size_t b, float below, float abov
 }
 
 bool g_top_p_prefilter = true;  // cleared only by tests
-size_t g_top_p_prefilter_hits = 0;  // for the tests: how often it decided the cut
+thread_local size_t g_top_p_prefilter_hits = 0;  // for the tests: how often it decided the cut (per thread)
 
 // The row's prefilter (see TopPByThreshold): from this many entries on.
 constexpr size_t kPrefilterMin = 16384;

@@ -104,7 +104,7 @@ FloatBand BandWithin(double center, double r) {
 }
 
 bool g_row_bands = true;  // SetTypicalRowBandsForTesting
-size_t g_row_band_hits = 0;
+thread_local size_t g_row_band_hits = 0;  // per thread: decoders on other threads count apart
 
 }  // namespace
 
