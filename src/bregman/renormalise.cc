@@ -23,26 +23,31 @@ double BregmanRenormalise(BregmanDivergence divergence, double alpha,
 
 namespace bregman_detail {
 
-void PrimalPowers(const double* p, size_t k, double b, double* out) {
-  if (PowAlphaIsAlgebraic(b)) {
-    for (size_t i = 0; i < k; ++i) out[i] = PrimalPower(p[i], b);
+namespace {
+
+// one(p[i]) for i < k into out, where one(x) is x^e for x > 0: PowF64Many's
+// SIMD pass (PowF64's bits) when PowAlpha has no algebraic form for e, then
+// one() again for the p <= 0 entries, whose value is the caller's.
+template <class One>
+void PowersOf(const double* p, size_t k, double e, double* out, const One& one) {
+  if (PowAlphaIsAlgebraic(e)) {
+    for (size_t i = 0; i < k; ++i) out[i] = one(p[i]);
     return;
   }
-  PowF64Many(p, k, b, out);
+  PowF64Many(p, k, e, out);
   for (size_t i = 0; i < k; ++i) {
-    if (!(p[i] > 0.0)) out[i] = PrimalPower(p[i], b);
+    if (!(p[i] > 0.0)) out[i] = one(p[i]);
   }
 }
 
+}  // namespace
+
+void PrimalPowers(const double* p, size_t k, double b, double* out) {
+  PowersOf(p, k, b, out, [b](double x) { return PrimalPower(x, b); });
+}
+
 void DualPowers(const double* p, size_t k, double alpha, double* out) {
-  if (PowAlphaIsAlgebraic(2.0 - alpha)) {
-    for (size_t i = 0; i < k; ++i) out[i] = DualPower(p[i], alpha);
-    return;
-  }
-  PowF64Many(p, k, 2.0 - alpha, out);
-  for (size_t i = 0; i < k; ++i) {
-    if (!(p[i] > 0.0)) out[i] = DualPower(p[i], alpha);
-  }
+  PowersOf(p, k, 2.0 - alpha, out, [alpha](double x) { return DualPower(x, alpha); });
 }
 
 // The dispatch itself. Closed forms leave nu->value at 0: only the general

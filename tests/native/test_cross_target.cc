@@ -372,22 +372,22 @@ TEST_CASE("every target: kernel outputs are bit-identical (and pinned for wasm)"
   CHECK(got[0] == kKernelHash);
 }
 
-TEST_CASE("every target: float64 support maps and their Bregman decodes are bit-identical") {
-  const std::vector<float> row = LlmRow(5003, 6, 0.08);
+// hash(row) on every target: the same value everywhere, and the pinned one.
+static void CheckPinnedOnEveryTarget(const char* what, uint64_t (*hash)(const std::vector<float>&),
+                                     const std::vector<float>& row, uint64_t pinned) {
   std::vector<uint64_t> got;
-  const auto names = ForEachTarget([&] { got.push_back(SupportMapHash(row)); });
-  MESSAGE("support map hash " << got[0]);
+  const auto names = ForEachTarget([&] { got.push_back(hash(row)); });
+  MESSAGE(what << " hash " << got[0]);
   for (size_t t = 1; t < got.size(); ++t) CHECK_MESSAGE(got[t] == got[0], names[t]);
-  CHECK(got[0] == kSupportMapHash);
+  CHECK(got[0] == pinned);
+}
+
+TEST_CASE("every target: float64 support maps and their Bregman decodes are bit-identical") {
+  CheckPinnedOnEveryTarget("support map", SupportMapHash, LlmRow(5003, 6, 0.08), kSupportMapHash);
 }
 
 TEST_CASE("every target: the dual cubic and general primal maps and their Bregman decodes are bit-identical") {
-  const std::vector<float> row = LlmRow(5003, 7, 0.08);
-  std::vector<uint64_t> got;
-  const auto names = ForEachTarget([&] { got.push_back(PowerMapHash(row)); });
-  MESSAGE("power map hash " << got[0]);
-  for (size_t t = 1; t < got.size(); ++t) CHECK_MESSAGE(got[t] == got[0], names[t]);
-  CHECK(got[0] == kPowerMapHash);
+  CheckPinnedOnEveryTarget("power map", PowerMapHash, LlmRow(5003, 7, 0.08), kPowerMapHash);
 }
 
 TEST_CASE("every target: PowF64Many gives PowF64's bits element by element") {

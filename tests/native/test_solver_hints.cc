@@ -32,6 +32,12 @@ std::vector<double> SortedZipf(size_t n) {
   return p;
 }
 
+// A divergence and alpha to solve for.
+struct Family {
+  BregmanDivergence div;
+  double alpha;
+};
+
 struct Solve {
   double cost;
   std::vector<double> q;
@@ -51,10 +57,6 @@ Solve Run(BregmanDivergence div, double alpha, const std::vector<double>& p, siz
 TEST_CASE("solver hints: an anchored start saves evaluations, a known multiplier all of them, and neither changes the answer") {
   const std::vector<double> p = SortedZipf(60000);
   constexpr size_t kAnchor = 40000;
-  struct Family {
-    BregmanDivergence div;
-    double alpha;
-  };
   // SIMD maps (dual 1.5, primal 0.5, 3, 1.25) and the scalar loops (the rest).
   const Family families[] = {
       {BregmanDivergence::kDual, 1.5},    {BregmanDivergence::kDual, 2.5},
@@ -123,10 +125,6 @@ TEST_CASE("solver hints: an anchored start saves evaluations, a known multiplier
 TEST_CASE("solver hints: a settling probe stops at a bound on the decided side, and a test that never settles changes nothing") {
   const std::vector<double> p = SortedZipf(20000);
   constexpr size_t kK = 12000;
-  struct Family {
-    BregmanDivergence div;
-    double alpha;
-  };
   const Family families[] = {
       {BregmanDivergence::kDual, 1.5},   {BregmanDivergence::kDual, 2.5},
       {BregmanDivergence::kDual, 3.0},   {BregmanDivergence::kPrimal, 0.5},
