@@ -61,6 +61,14 @@ struct F64 {
   // b < a ? b : a and a < b ? b : a (a NaN a stays: as F64Scalar's).
   static HWY_INLINE V Min(V a, V b) { return {wasm_f64x2_pmin(a.raw, b.raw)}; }
   static HWY_INLINE V Max(V a, V b) { return {wasm_f64x2_pmax(a.raw, b.raw)}; }
+  // a < b ? x : y, lane by lane (a NaN compare picks y).
+  static HWY_INLINE V IfLess(V a, V b, V x, V y) {
+    return {wasm_v128_bitselect(x.raw, y.raw, wasm_f64x2_lt(a.raw, b.raw))};
+  }
+  // Whether any lane is nonzero (NaN counts as nonzero).
+  static HWY_INLINE bool AnyNonZero(V a) {
+    return wasm_v128_any_true(wasm_f64x2_ne(a.raw, wasm_f64x2_splat(0.0)));
+  }
   // x = 2^k m, m in [sqrt(2)/2, sqrt(2)), for normal x > 0 (det_math's
   // SplitExponent there); k as a double: the biased exponent e in the low
   // bits of 2^52 + e, minus 2^52 + 1023.
@@ -113,6 +121,14 @@ struct F64 {
     namespace hn = hwy::HWY_NAMESPACE;
     return hn::IfThenElse(hn::Lt(a, b), b, a);
   }
+  static HWY_INLINE V IfLess(V a, V b, V x, V y) {
+    namespace hn = hwy::HWY_NAMESPACE;
+    return hn::IfThenElse(hn::Lt(a, b), x, y);
+  }
+  static HWY_INLINE bool AnyNonZero(V a) {
+    namespace hn = hwy::HWY_NAMESPACE;
+    return !hn::AllTrue(D(), hn::Eq(a, hn::Zero(D())));
+  }
   static HWY_INLINE V SplitNormal(V x, V* k) {
     namespace hn = hwy::HWY_NAMESPACE;
     const hn::RebindToUnsigned<D> du;
@@ -146,6 +162,8 @@ struct F64Scalar {
   static HWY_INLINE V IfZero(V a, V x, V y) { return a == 0.0 ? x : y; }
   static HWY_INLINE V Min(V a, V b) { return b < a ? b : a; }
   static HWY_INLINE V Max(V a, V b) { return a < b ? b : a; }
+  static HWY_INLINE V IfLess(V a, V b, V x, V y) { return a < b ? x : y; }
+  static HWY_INLINE bool AnyNonZero(V a) { return a != 0.0; }
   // The vector ops' bit manipulations on one double (same results).
   static HWY_INLINE V Pow2Of(V n) {
     const uint64_t bits = static_cast<uint64_t>(static_cast<int64_t>(n) + 1023) << 52;

@@ -285,6 +285,138 @@ HWY_INLINE V DivergenceSeriesLanes(V L, double alpha) {
   return sum;
 }
 
+// e^x for |x| <= 700 (ExpSplitT's 2^r times 2^n, n a normal exponent).
+template <class Ops, class V>
+HWY_INLINE V ExpLanes(V x) {
+  V n;
+  const V v = det_simd::ExpSplitT<Ops>(x, &n);
+  return Ops::Mul(v, Ops::Pow2Of(n));
+}
+
+// ln x for normal x > 0 as hi + lo, hi = k ln2_hi exactly (LogFromSplitT in
+// two parts: a logarithm near +-700 keeps its low bits).
+template <class Ops, class V>
+HWY_INLINE V LogLanes(V x, V* lo_out) {
+  using det_math::kLn2Hi;
+  using det_math::kLn2Lo;
+  V k;
+  const V m = Ops::SplitNormal(x, &k);
+  const V f = Ops::Sub(m, Ops::Set(1.0));  // exact (Sterbenz)
+  V hfsq, tail;
+  det_simd::Log1pReducedT<Ops>(f, &hfsq, &tail);
+  *lo_out = Ops::Sub(f, Ops::Sub(hfsq, Ops::Add(tail, Ops::Mul(k, Ops::Set(kLn2Lo)))));
+  return Ops::Mul(k, Ops::Set(kLn2Hi));
+}
+
+// The general dual map (alpha > 1 but not 3/2, 2 or 3). With t = (q - p) / p,
+// q^{a-2} (q - p) = nu reads t (1 + t)^{a-2} = c, c = nu p^{2-a} / p: one
+// equation in c for every coordinate. In s = log t it is
+//   G(s) = s + (a-2) log1p(e^s) - log c = 0,  G' = 1 + (a-2) theta,
+//   G'' = (a-2) theta (1 - theta),  theta = t / (1 + t),
+// solved by Halley steps (cubic) from the asymptote on G's far side (t = c
+// for small c, t = c^{1/(a-1)} for large); a lane stops after its first step
+// below 1e-3, which leaves under 1e-10 (2 to 4 steps for a in [1.01, 50]).
+// Then one Halley step on t itself, with G from two-double logarithms,
+// log(t / c) + (a-2) log1p(t): the rounding of log c and of s (1e-13 at
+// |s| ~ 700) never reaches t; the step is applied as t e^{-step} by its
+// series, so t and q - p = p t come out within an ulp or two.
+// Outside the iteration: c < e^-40 gives t = c to an ulp (q - p = nu p^{2-a});
+// c > e^{40(a-1)}, and p = 0 (c is NaN), give q - p = nu^{1/(a-1)} (the
+// correction, p / q times (a-2)/(a-1), is below e^-40).
+// Each lane follows its own sequence whatever its neighbours do (a stopped
+// lane is frozen), so F64 and F64Scalar give the same bits.
+struct DualPowerConstants {
+  double alpha;
+  double nu;
+  double nu_root;  // nu^{1/(alpha-1)}
+  double large_c;  // e^{40 (alpha-1)} (may be +inf)
+};
+constexpr double kDualSmallC = 4.248354255291589e-18;  // e^-40
+constexpr int kDualMaxSteps = 12;
+
+template <class Ops, class V>
+HWY_INLINE V HalleyStep(V g, V theta, V a2) {
+  const V d1 = Ops::Add(Ops::Set(1.0), Ops::Mul(a2, theta));
+  const V d2 = Ops::Mul(Ops::Mul(a2, theta), Ops::Sub(Ops::Set(1.0), theta));
+  return Ops::Div(Ops::Mul(Ops::Mul(Ops::Set(2.0), g), d1),
+                  Ops::Sub(Ops::Mul(Ops::Mul(Ops::Set(2.0), d1), d1), Ops::Mul(g, d2)));
+}
+
+// q - p for one nu; *slope = dq/dnu, *ell = log1p(t) = log(q / p) (huge
+// where q - p is nu^{1/(alpha-1)}).
+template <class Ops, class V>
+HWY_INLINE V DualPowerIncrement(V p, V p_pow, const DualPowerConstants& m, V* slope, V* ell) {
+  const V one = Ops::Set(1.0);
+  const V nu = Ops::Set(m.nu);
+  const V a2 = Ops::Set(m.alpha - 2.0);
+  const V c = Ops::Div(Ops::Mul(nu, p_pow), p);
+  const V small_c = Ops::Set(kDualSmallC), large_c = Ops::Set(m.large_c);
+  // 1 where the iteration runs (a NaN c, from p = 0, compares false: large).
+  const V mid = Ops::IfLess(c, small_c, Ops::Zero(), Ops::IfLess(c, large_c, one, Ops::Zero()));
+  const V c_mid = Ops::IfZero(mid, one, c);
+  V lc_lo;
+  const V lc_hi = LogLanes<Ops>(c_mid, &lc_lo);
+  const V lc = Ops::Add(lc_hi, lc_lo);
+  const V lc_b = Ops::Mul(lc, Ops::Set(1.0 / (m.alpha - 1.0)));
+  V s = m.alpha > 2.0 ? Ops::Min(lc, lc_b) : Ops::Max(lc, lc_b);
+  V active = mid;
+  for (int step_count = 0; step_count < kDualMaxSteps && Ops::AnyNonZero(active); ++step_count) {
+    const V t = ExpLanes<Ops>(s);
+    V l_lo;
+    const V l_hi = Log1pLanes<Ops>(t, &l_lo);
+    const V theta = Ops::Div(t, Ops::Add(one, t));
+    const V g = Ops::Sub(Ops::Add(s, Ops::Mul(a2, Ops::Add(l_hi, l_lo))), lc);
+    const V step = HalleyStep<Ops>(g, theta, a2);
+    const V next = Ops::Min(Ops::Max(Ops::Sub(s, step), Ops::Set(-45.0)), Ops::Set(45.0));
+    s = Ops::IfZero(active, s, next);
+    const V size = Ops::Max(step, Ops::Sub(Ops::Zero(), step));
+    active = Ops::IfLess(size, Ops::Set(1e-3), Ops::Zero(), active);
+  }
+  // The last step, on t.
+  const V t = ExpLanes<Ops>(s);
+  V l_lo;
+  const V l_hi = Log1pLanes<Ops>(t, &l_lo);
+  const V theta = Ops::Div(t, Ops::Add(one, t));
+  V y_lo;
+  const V y_hi = LogLanes<Ops>(Ops::Div(t, c_mid), &y_lo);
+  V prod, prod_err;  // (a-2) l_hi exactly
+  det_simd::TwoProdT<Ops>(a2, l_hi, &prod, &prod_err);
+  const V g = Ops::Add(Ops::Add(y_hi, prod),
+                       Ops::Add(Ops::Add(y_lo, prod_err), Ops::Mul(a2, l_lo)));
+  const V step = HalleyStep<Ops>(g, theta, a2);
+  // t e^{-step} = t - t step (1 - step (1/2 - step / 6)), |step| < 1e-9.
+  const V shrink = Ops::Sub(one, Ops::Mul(step, Ops::Sub(Ops::Set(0.5),
+                                                         Ops::Mul(step, Ops::Set(1.0 / 6.0)))));
+  const V t_root = Ops::Sub(t, Ops::Mul(Ops::Mul(t, step), shrink));
+  const V incr_mid = Ops::Mul(p, t_root);
+  const V theta_root = Ops::Div(t_root, Ops::Add(one, t_root));
+  const V slope_mid =
+      Ops::Div(incr_mid, Ops::Mul(nu, Ops::Add(one, Ops::Mul(a2, theta_root))));
+  const V ell_mid = Ops::Sub(Ops::Add(l_hi, l_lo), Ops::Mul(theta, step));
+
+  const V nu_root = Ops::Set(m.nu_root);
+  const V slope_large = Ops::Set(m.nu_root / (m.nu * (m.alpha - 1.0)));
+  *slope = Ops::IfLess(c, small_c, p_pow, Ops::IfLess(c, large_c, slope_mid, slope_large));
+  *ell = Ops::IfLess(c, small_c, c, Ops::IfLess(c, large_c, ell_mid, Ops::Set(0x1p1000)));
+  return Ops::IfLess(c, small_c, Ops::Mul(nu, p_pow), Ops::IfLess(c, large_c, incr_mid, nu_root));
+}
+
+// d(p, q) = q^a g(log(p / q)) of that map (alpha_family.h), with q^{a-2} =
+// nu / (q - p) (the KKT condition): by g's series near q = p ((a+1) ell <= 1);
+// beyond, exactly [p^a - q^a + a q nu] / (a (a-1)). 0 where q = p.
+template <class Ops, class V>
+HWY_INLINE V DualPowerCost(V p, V p_pow, V q, V incr, V ell, const DualPowerConstants& m) {
+  const double a = m.alpha;
+  const V q_pow = Ops::Mul(Ops::Mul(q, q), Ops::Div(Ops::Set(m.nu), incr));  // q^a
+  const V p_pow_a = Ops::WherePositive(p, Ops::Div(Ops::Mul(p, p), p_pow));  // p^a
+  const V series =
+      Ops::Mul(q_pow, DivergenceSeriesLanes<Ops>(Ops::Sub(Ops::Zero(), ell), a));
+  const V direct = Ops::Div(
+      Ops::Add(Ops::Sub(p_pow_a, q_pow), Ops::Mul(q, Ops::Set(a * m.nu))), Ops::Set(a * (a - 1.0)));
+  const V near = Ops::Max(Ops::Sub(Ops::Mul(ell, Ops::Set(a + 1.0)), Ops::Set(1.0)), Ops::Zero());
+  return Ops::WherePositive(incr, Ops::IfZero(near, series, direct));
+}
+
 template <class FormT>
 HWY_INLINE SupportMapSums SumsOf(const double* p, const double* a, size_t k, double shift) {
   double totals[2];
@@ -397,6 +529,40 @@ double ApplyPrimalPowerMapImpl(const double* p, const double* a, size_t k, doubl
   return total;
 }
 
+SupportMapSums SumDualPowerMapImpl(const double* p, const double* p_pow, size_t k, double alpha,
+                                   double nu, double nu_root, double large_c) {
+  const DualPowerConstants m{alpha, nu, nu_root, large_c};
+  double totals[2];
+  SumF64Lanes<2>(
+      k,
+      [&](auto ops, size_t i, auto* t) HWY_ATTR {
+        using Ops = decltype(ops);
+        typename Ops::V ell;
+        t[0] = DualPowerIncrement<Ops>(Ops::Load(p + i), Ops::Load(p_pow + i), m, &t[1], &ell);
+      },
+      totals);
+  return {totals[0], totals[1]};
+}
+
+double ApplyDualPowerMapImpl(const double* p, const double* p_pow, size_t k, double alpha,
+                             double nu, double nu_root, double large_c, double* q) {
+  const DualPowerConstants m{alpha, nu, nu_root, large_c};
+  double total;
+  SumF64Lanes<1>(
+      k,
+      [&](auto ops, size_t i, auto* t) HWY_ATTR {
+        using Ops = decltype(ops);
+        const auto pv = Ops::Load(p + i), av = Ops::Load(p_pow + i);
+        typename Ops::V slope, ell;
+        const auto incr = DualPowerIncrement<Ops>(pv, av, m, &slope, &ell);
+        const auto qv = Ops::Add(pv, incr);
+        Ops::Store(qv, q + i);
+        t[0] = DualPowerCost<Ops>(pv, av, qv, incr, ell, m);
+      },
+      &total);
+  return total;
+}
+
 double SupportMassImpl(const double* p, size_t k) {
   double total;
   SumF64Lanes<1>(
@@ -416,6 +582,8 @@ HWY_EXPORT(ApplySupportMapImpl);
 HWY_EXPORT(SupportMassImpl);
 HWY_EXPORT(SumPrimalPowerMapImpl);
 HWY_EXPORT(ApplyPrimalPowerMapImpl);
+HWY_EXPORT(SumDualPowerMapImpl);
+HWY_EXPORT(ApplyDualPowerMapImpl);
 
 double SupportMass(const double* p, size_t k) {
   return HWY_DYNAMIC_DISPATCH(SupportMassImpl)(p, k);
@@ -442,6 +610,22 @@ double ApplyPrimalPowerMap(const double* p, const double* a, size_t k, double al
                            double shift, double zero_mass, double zero_cost, double* q) {
   return HWY_DYNAMIC_DISPATCH(ApplyPrimalPowerMapImpl)(p, a, k, alpha, shift, zero_mass,
                                                        zero_cost, q);
+}
+
+// Where the dual map's t exceeds e^40: c > e^{40 (alpha-1)} (+inf past the
+// range).
+static double DualLargeC(double alpha) { return ExpFullF64(40.0 * (alpha - 1.0)); }
+
+SupportMapSums SumDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha,
+                               double nu, double nu_root) {
+  return HWY_DYNAMIC_DISPATCH(SumDualPowerMapImpl)(p, p_pow, k, alpha, nu, nu_root,
+                                                   DualLargeC(alpha));
+}
+
+double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha, double nu,
+                         double nu_root, double* q) {
+  return HWY_DYNAMIC_DISPATCH(ApplyDualPowerMapImpl)(p, p_pow, k, alpha, nu, nu_root,
+                                                     DualLargeC(alpha), q);
 }
 
 bool FindSupportMap(bool primal, double alpha, SupportMap* map) {

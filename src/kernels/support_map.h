@@ -61,6 +61,18 @@ SupportMapSums SumPrimalPowerMap(const double* p, const double* a, size_t k, dou
 double ApplyPrimalPowerMap(const double* p, const double* a, size_t k, double alpha,
                            double shift, double zero_mass, double zero_cost, double* q);
 
+// Every other dual alpha > 1 (not 3/2, 2 or 3): q_i - p_i = p_i t_i with
+// t (1 + t)^{alpha-2} = nu p_pow_i / p_i, p_pow_i = p_i^{2-alpha} (0 for
+// p = 0), by Halley steps on float64 lanes (a few log1p and exp per
+// coordinate; q - p within an ulp or two). Tokens with p = 0, and those whose
+// t would exceed e^40, gain nu_root = nu^{1/(alpha-1)}.
+SupportMapSums SumDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha,
+                               double nu, double nu_root);
+
+// Writes q[0..k) of that map and returns sum_i d(p_i, q_i).
+double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha, double nu,
+                         double nu_root, double* q);
+
 // sum_i p_i over [0, k) in the same order-fixed lanes (the kept mass of a
 // support), and min_i a_i (exact in any order).
 double SupportMass(const double* p, size_t k);

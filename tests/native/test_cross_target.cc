@@ -296,8 +296,9 @@ uint64_t SupportMapHash(const std::vector<float>& row) {
 }
 
 // The maps without a form of their own in SupportMapHash: the dual cubic
-// (alpha = 3) and the general primal map (log1p and expm1 on lanes), their
-// sums and the Bregman decodes that run on them.
+// (alpha = 3), the general primal map (log1p and expm1 on lanes) and the
+// general dual map (Halley steps on lanes), their sums and the Bregman
+// decodes that run on them.
 uint64_t PowerMapHash(const std::vector<float>& row) {
   Fnv h;
   const size_t n = row.size();
@@ -328,9 +329,20 @@ uint64_t PowerMapHash(const std::vector<float>& row) {
       h.Add(s.slope);
     }
   }
+  for (double alpha : {1.25, 2.5, 4.0}) {
+    for (size_t i = 0; i < n; ++i) a[i] = bd::bregman_detail::DualPower(p[i], alpha);
+    for (double nu : {1e-9, 1e-5}) {
+      const double root = bd::PowF64(nu, 1.0 / (alpha - 1.0));
+      const bd::SupportMapSums s = bd::SumDualPowerMap(p.data(), a.data(), n, alpha, nu, root);
+      h.Add(s.increment);
+      h.Add(s.slope);
+      h.Add(bd::ApplyDualPowerMap(p.data(), a.data(), n, alpha, nu, root, q.data()));
+      h.Bytes(q.data(), n * sizeof(double));
+    }
+  }
   struct Form { bool primal; double alpha; double lambdas[2]; };
   const Form forms[] = {{true, 0.25, {0.3, 0.8}}, {true, 4.0, {1e-12, 1e-14}},
-                        {false, 3.0, {1e-10, 1e-12}}};
+                        {false, 3.0, {1e-10, 1e-12}}, {false, 2.5, {1e-9, 1e-11}}};
   bd::Decoder dec;
   for (const Form& f : forms) {
     bd::DecodeOptions o;
@@ -354,7 +366,7 @@ uint64_t PowerMapHash(const std::vector<float>& row) {
 constexpr uint64_t kKernelHash = 5452597266628170043ull;
 constexpr uint64_t kChainHash = 5166497039261830825ull;
 constexpr uint64_t kSupportMapHash = 1309205742260689741ull;
-constexpr uint64_t kPowerMapHash = 9361922786999028890ull;
+constexpr uint64_t kPowerMapHash = 1239791192122366648ull;
 constexpr uint64_t kBoundaryHash = 7009216884854271275ull;
 
 TEST_CASE("every target: kernel outputs are bit-identical (and pinned for wasm)") {
@@ -386,7 +398,7 @@ TEST_CASE("every target: float64 support maps and their Bregman decodes are bit-
   CheckPinnedOnEveryTarget("support map", SupportMapHash, LlmRow(5003, 6, 0.08), kSupportMapHash);
 }
 
-TEST_CASE("every target: the dual cubic and general primal maps and their Bregman decodes are bit-identical") {
+TEST_CASE("every target: the dual cubic and the general primal and dual maps and their Bregman decodes are bit-identical") {
   CheckPinnedOnEveryTarget("power map", PowerMapHash, LlmRow(5003, 7, 0.08), kPowerMapHash);
 }
 

@@ -277,6 +277,123 @@ TEST_CASE("general primal map: the SIMD pass equals its scalar tail element by e
   }
 }
 
+// The general dual map (every alpha > 1 but 3/2, 2 and 3: Halley steps on
+// float64 lanes) against q solved from its definition in long double:
+// q^{a-2} (q - p) = nu by bisection on log(q - p) (p = 0: q^{a-1} = nu), and
+// dq/dnu = 1 / h'(q), h'(q) = q^{a-3} ((a-1) q - (a-2) p).
+// (20: p^{2-a} = inf for p = 1e-300; 1.01: t far above 1 at moderate c.)
+const double kDualGeneralAlphas[] = {1.01, 1.05, 1.25, 1.7, 2.5, 3.5, 4.0, 6.0, 20.0};
+
+Ref DualReference(LD a, LD p, LD nu) {
+  if (p == 0) {
+    const LD q = std::pow(nu, 1 / (a - 1));
+    return {q, q / (nu * (a - 1))};
+  }
+  // G(y) = (a-2) log(p + e^y) + y - log nu is increasing in y: bisection in
+  // double (cheap in wasm, whose long double is software), then Newton in
+  // long double, G' = 1 + (a-2) e^y / (p + e^y).
+  const double pd = static_cast<double>(p), ad = static_cast<double>(a);
+  const double lnu = std::log(static_cast<double>(nu));
+  double lo = -800, hi = 800;
+  for (int it = 0; it < 200; ++it) {
+    const double mid = (lo + hi) / 2;
+    if (mid == lo || mid == hi) break;
+    const double g = (ad - 2) * std::log(pd + std::exp(mid)) + mid - lnu;
+    (g > 0 ? hi : lo) = mid;
+  }
+  LD y = (static_cast<LD>(lo) + hi) / 2;
+  for (int it = 0; it < 3; ++it) {
+    const LD e = std::exp(y);
+    y -= ((a - 2) * std::log(p + e) + y - std::log(nu)) / (1 + (a - 2) * e / (p + e));
+  }
+  const LD q = p + std::exp(y);
+  return {q, 1 / (std::pow(q, a - 3) * ((a - 1) * q - (a - 2) * p))};
+}
+
+TEST_CASE("general dual map: sums, q and divergence against long double definitions, every alpha") {
+  for (double alpha : kDualGeneralAlphas) {
+    bd::SupportMap unused;
+    REQUIRE_FALSE(bd::FindSupportMap(false, alpha, &unused));
+    for (size_t k : {1u, 7u, 8u, 9u, 61u, 1000u}) {
+      for (bool zeros : {false, true}) {
+        const std::vector<double> p = Probabilities(k, 13 * k + zeros, zeros);
+        std::vector<double> a(k), q(k);
+        for (size_t i = 0; i < k; ++i) a[i] = bd::bregman_detail::DualPower(p[i], alpha);
+        for (double nu : {1e-12, 1e-9, 1e-6, 1e-3, 0.05, 0.3}) {
+          const double root = bd::PowF64(nu, 1.0 / (alpha - 1.0));
+          const bd::SupportMapSums sums = bd::SumDualPowerMap(p.data(), a.data(), k, alpha, nu, root);
+          const double cost = bd::ApplyDualPowerMap(p.data(), a.data(), k, alpha, nu, root, q.data());
+          LD incr = 0, slope = 0, incr_abs = 0, incr_ref_err = 0, div = 0, div_ref_err = 0;
+          for (size_t i = 0; i < k; ++i) {
+            const Ref r = DualReference(alpha, p[i], nu);
+            LD scale = 0;
+            div += Divergence(alpha, p[i], r.q, &scale);
+            // (phi's x^a - x loses up to 1/(a-1) of the reference's precision.)
+            div_ref_err += kRefEps * std::max(1.0, 1.0 / (alpha - 1.0)) * scale;
+            // p^{2-a} and nu^{1/(a-1)} come in rounded (PowF64: ~2 ulp): q - p
+            // inherits it, to 1/(a-1) times as much where q^{a-1} ~ nu; so does
+            // the reference's own rounding, and its exp of log q adds |log q|
+            // of it (in wasm, whose long double exp and log are musl's double
+            // ones, that is most of the tolerance).
+            const double amplify = std::max(1.0, 1.0 / (alpha - 1.0));
+            const double log_q = std::fabs(std::log(std::max(static_cast<double>(r.q), 1e-300)));
+            const double q_tol = 1e-14 + 8.0 * amplify * 0x1p-52 +
+                                 4.0 * (amplify + log_q) * static_cast<double>(kRefEps);
+            // (q below the double range, nu^{1/(a-1)} = 1e-1200, flushes to 0.)
+            CHECK_MESSAGE(std::fabs(q[i] - r.q) <= q_tol * r.q + 1e-300,
+                          "alpha " << alpha << " k " << k << " i " << i << " p " << p[i] << " nu "
+                                   << nu << " got " << q[i] << " want "
+                                   << static_cast<double>(r.q));
+            incr += r.q - p[i];
+            incr_abs += std::fabs(r.q - LD(p[i]));
+            incr_ref_err += q_tol * r.q;
+            slope += r.dq;
+          }
+          CHECK_MESSAGE(std::fabs(sums.increment - incr) <= 1e-13 * incr_abs + incr_ref_err,
+                        "alpha " << alpha << " k " << k << " nu " << nu << " got "
+                                 << sums.increment << " want " << static_cast<double>(incr));
+          CHECK_MESSAGE(RelErr(sums.slope, slope) < 1e-13,
+                        "alpha " << alpha << " k " << k << " nu " << nu);
+          CHECK_MESSAGE(std::fabs(cost - div) <= 1e-12 * div + div_ref_err,
+                        "alpha " << alpha << " k " << k << " nu " << nu << " got " << cost
+                                 << " want " << static_cast<double>(div));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("general dual map: the SIMD pass equals its scalar tail element by element") {
+  for (double alpha : kDualGeneralAlphas) {
+    const size_t k = 203;
+    const std::vector<double> p = Probabilities(k, 5, true);
+    std::vector<double> a(k);
+    for (size_t i = 0; i < k; ++i) a[i] = bd::bregman_detail::DualPower(p[i], alpha);
+    const double nu = 1e-5, root = bd::PowF64(nu, 1.0 / (alpha - 1.0));
+    const bd::SupportMapSums all = bd::SumDualPowerMap(p.data(), a.data(), k, alpha, nu, root);
+    double incr[8] = {0}, slope[8] = {0}, lanes[8] = {0};  // lane i % 8, tree (0+4, ...)
+    std::vector<double> q(k), q_one(k);
+    const double cost = bd::ApplyDualPowerMap(p.data(), a.data(), k, alpha, nu, root, q.data());
+    for (size_t i = 0; i < k; ++i) {
+      const bd::SupportMapSums one = bd::SumDualPowerMap(&p[i], &a[i], 1, alpha, nu, root);
+      incr[i % 8] += one.increment;
+      slope[i % 8] += one.slope;
+      lanes[i % 8] += bd::ApplyDualPowerMap(&p[i], &a[i], 1, alpha, nu, root, &q_one[i]);
+    }
+    for (size_t w = 4; w >= 1; w /= 2) {
+      for (size_t j = 0; j < w; ++j) {
+        incr[j] = incr[j] + incr[j + w];
+        slope[j] = slope[j] + slope[j + w];
+        lanes[j] = lanes[j] + lanes[j + w];
+      }
+    }
+    CHECK_MESSAGE(all.increment == incr[0], "alpha " << alpha);
+    CHECK_MESSAGE(all.slope == slope[0], "alpha " << alpha);
+    CHECK(std::memcmp(q.data(), q_one.data(), k * sizeof(double)) == 0);
+    CHECK_MESSAGE(cost == lanes[0], "alpha " << alpha);
+  }
+}
+
 TEST_CASE("PrimalPowers / DualPowers equal PrimalPower / DualPower element by element") {
   const std::vector<double> p = Probabilities(1001, 9, true);  // zeros and a 1e-300
   for (double alpha : {0.25, 0.5, 0.6, 1.5, 1.7, 2.5, 3.0, 4.0}) {
