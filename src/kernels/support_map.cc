@@ -285,14 +285,6 @@ HWY_INLINE V DivergenceSeriesLanes(V L, double alpha) {
   return sum;
 }
 
-// e^x for |x| <= 700 (ExpSplitT's 2^r times 2^n, n a normal exponent).
-template <class Ops, class V>
-HWY_INLINE V ExpLanes(V x) {
-  V n;
-  const V v = det_simd::ExpSplitT<Ops>(x, &n);
-  return Ops::Mul(v, Ops::Pow2Of(n));
-}
-
 // ln x for normal x > 0 as hi + lo, hi = k ln2_hi exactly (LogFromSplitT in
 // two parts: a logarithm near +-700 keeps its low bits).
 template <class Ops, class V>
@@ -306,6 +298,36 @@ HWY_INLINE V LogLanes(V x, V* lo_out) {
   det_simd::Log1pReducedT<Ops>(f, &hfsq, &tail);
   *lo_out = Ops::Sub(f, Ops::Sub(hfsq, Ops::Add(tail, Ops::Mul(k, Ops::Set(kLn2Lo)))));
   return Ops::Mul(k, Ops::Set(kLn2Hi));
+}
+
+// e^x for |x| <= 700 and ln x for normal x > 0, to ~1e-10: the Halley
+// steps' guesses, which only need to land near the root (the last step, from
+// two-double logarithms, makes the result exact). e^x = 2^n e^r, r = x - n ln2
+// by Taylor to r^8 / 8!; ln x = k ln2 + 2 atanh(f / (2 + f)), x = 2^k (1 + f),
+// to its sixth term.
+template <class Ops, class V>
+HWY_INLINE V ExpRoughLanes(V x) {
+  const V shifter = Ops::Set(6755399441055744.0);  // 1.5 * 2^52
+  const V n = Ops::Sub(Ops::Add(Ops::Mul(x, Ops::Set(det_math::kLog2e)), shifter), shifter);
+  const V r = Ops::Sub(x, Ops::Mul(n, Ops::Set(det_math::kLn2)));
+  V e = Ops::Set(1.0 / 40320.0);
+  for (double c : {1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0}) {
+    e = Ops::Add(Ops::Mul(e, r), Ops::Set(c));
+  }
+  return Ops::Mul(e, Ops::Pow2Of(n));
+}
+template <class Ops, class V>
+HWY_INLINE V LogRoughLanes(V x) {
+  V k;
+  const V m = Ops::SplitNormal(x, &k);
+  const V f = Ops::Sub(m, Ops::Set(1.0));
+  const V s = Ops::Div(f, Ops::Add(Ops::Set(2.0), f));
+  const V z = Ops::Mul(s, s);
+  V r = Ops::Set(2.0 / 11.0);
+  for (double c : {2.0 / 9.0, 2.0 / 7.0, 2.0 / 5.0, 2.0 / 3.0, 2.0}) {
+    r = Ops::Add(Ops::Mul(r, z), Ops::Set(c));
+  }
+  return Ops::Add(Ops::Mul(k, Ops::Set(det_math::kLn2)), Ops::Mul(s, r));
 }
 
 // The general dual map (alpha > 1 but not 3/2, 2 or 3). With t = (q - p) / p,
@@ -354,26 +376,22 @@ HWY_INLINE V DualPowerIncrement(V p, V p_pow, const DualPowerConstants& m, V* sl
   // 1 where the iteration runs (a NaN c, from p = 0, compares false: large).
   const V mid = Ops::IfLess(c, small_c, Ops::Zero(), Ops::IfLess(c, large_c, one, Ops::Zero()));
   const V c_mid = Ops::IfZero(mid, one, c);
-  V lc_lo;
-  const V lc_hi = LogLanes<Ops>(c_mid, &lc_lo);
-  const V lc = Ops::Add(lc_hi, lc_lo);
+  const V lc = LogRoughLanes<Ops>(c_mid);
   const V lc_b = Ops::Mul(lc, Ops::Set(1.0 / (m.alpha - 1.0)));
   V s = m.alpha > 2.0 ? Ops::Min(lc, lc_b) : Ops::Max(lc, lc_b);
   V active = mid;
   for (int step_count = 0; step_count < kDualMaxSteps && Ops::AnyNonZero(active); ++step_count) {
-    const V t = ExpLanes<Ops>(s);
-    V l_lo;
-    const V l_hi = Log1pLanes<Ops>(t, &l_lo);
+    const V t = ExpRoughLanes<Ops>(s);
     const V theta = Ops::Div(t, Ops::Add(one, t));
-    const V g = Ops::Sub(Ops::Add(s, Ops::Mul(a2, Ops::Add(l_hi, l_lo))), lc);
+    const V g = Ops::Sub(Ops::Add(s, Ops::Mul(a2, LogRoughLanes<Ops>(Ops::Add(one, t)))), lc);
     const V step = HalleyStep<Ops>(g, theta, a2);
     const V next = Ops::Min(Ops::Max(Ops::Sub(s, step), Ops::Set(-45.0)), Ops::Set(45.0));
     s = Ops::IfZero(active, s, next);
     const V size = Ops::Max(step, Ops::Sub(Ops::Zero(), step));
     active = Ops::IfLess(size, Ops::Set(1e-3), Ops::Zero(), active);
   }
-  // The last step, on t.
-  const V t = ExpLanes<Ops>(s);
+  // The last step, on t (any t near the root: G is exact there).
+  const V t = ExpRoughLanes<Ops>(s);
   V l_lo;
   const V l_hi = Log1pLanes<Ops>(t, &l_lo);
   const V theta = Ops::Div(t, Ops::Add(one, t));
