@@ -1,5 +1,6 @@
 #include "kernels/support_map.h"
 
+#include <algorithm>
 #include <cmath>
 
 #undef HWY_TARGET_INCLUDE
@@ -333,15 +334,22 @@ HWY_INLINE V LogRoughLanes(V x) {
 // The general dual map (alpha > 1 but not 3/2, 2 or 3). With t = (q - p) / p,
 // q^{a-2} (q - p) = nu reads t (1 + t)^{a-2} = c, c = nu p^{2-a} / p: one
 // equation in c for every coordinate. In s = log t it is
-//   G(s) = s + (a-2) log1p(e^s) - log c = 0,  G' = 1 + (a-2) theta,
-//   G'' = (a-2) theta (1 - theta),  theta = t / (1 + t),
-// solved by Halley steps (cubic) from the asymptote on G's far side (t = c
-// for small c, t = c^{1/(a-1)} for large); a lane stops after its first step
-// below 1e-3, which leaves under 1e-10 (2 to 4 steps for a in [1.01, 50]).
-// Then one Halley step on t itself, with G from two-double logarithms,
-// log(t / c) + (a-2) log1p(t): the rounding of log c and of s (1e-13 at
-// |s| ~ 700) never reaches t; the step is applied as t e^{-step} by its
-// series, so t and q - p = p t come out within an ulp or two.
+//   G(s) = s + (a-2) log1p(e^s) - log c = 0,
+//   G' = 1 + (a-2) theta = w / u,  G'' = (a-2) t / u^2,
+// u = 1 + t, w = 1 + (a-1) t, theta = t / u. Its root s(log c) is one
+// function of log c for every coordinate, smooth, and linear away from
+// log c = 0 (s = log c below, (log c) / (a-1) above). So:
+//  - a start: past log c < -20 or log c > 20 (a-1) those asymptotes (within
+//    2e-9 (|a-2| + 1) / (a-1)); between them a cubic Hermite interpolation of
+//    s(log c) on a per-alpha table (DualStartTable: within ~3e-8). Alphas
+//    without a table (near 1, or large) start on the asymptote on G's far
+//    side and take Halley steps (cubic) until one is below 1e-3 (which
+//    leaves under 1e-10; 2 to 4 steps for a in [1.01, 50]), a stopped lane
+//    frozen.
+//  - one Halley step on t itself, with G from two-double logarithms,
+//    log(t / c) + (a-2) log1p(t): the rounding of log c and of s (1e-13 at
+//    |s| ~ 700) never reaches t, and the step is applied as t e^{-step} by its
+//    series, so t and q - p = p t come out within an ulp or two.
 // Outside the iteration: c < e^-40 gives t = c to an ulp (q - p = nu p^{2-a});
 // c > e^{40(a-1)}, and p = 0 (c is NaN), give q - p = nu^{1/(a-1)} (the
 // correction, p / q times (a-2)/(a-1), is below e^-40).
@@ -352,16 +360,100 @@ struct DualPowerConstants {
   double nu;
   double nu_root;  // nu^{1/(alpha-1)}
   double large_c;  // e^{40 (alpha-1)} (may be +inf)
+  const DualStartTable* table;  // null: Halley steps from the asymptote
 };
 constexpr double kDualSmallC = 4.248354255291589e-18;  // e^-40
 constexpr int kDualMaxSteps = 12;
 
+// The Halley step -G / G' / (1 - G G'' / (2 G'^2)) in s, times u^2 top and
+// bottom (one division).
 template <class Ops, class V>
-HWY_INLINE V HalleyStep(V g, V theta, V a2) {
-  const V d1 = Ops::Add(Ops::Set(1.0), Ops::Mul(a2, theta));
-  const V d2 = Ops::Mul(Ops::Mul(a2, theta), Ops::Sub(Ops::Set(1.0), theta));
-  return Ops::Div(Ops::Mul(Ops::Mul(Ops::Set(2.0), g), d1),
-                  Ops::Sub(Ops::Mul(Ops::Mul(Ops::Set(2.0), d1), d1), Ops::Mul(g, d2)));
+HWY_INLINE V HalleyStep(V g, V t, V a2, V b) {
+  const V u = Ops::Add(Ops::Set(1.0), t);
+  const V w = Ops::Add(Ops::Set(1.0), Ops::Mul(b, t));
+  const V num = Ops::Mul(Ops::Mul(Ops::Set(2.0), g), Ops::Mul(w, u));
+  return Ops::Div(num, Ops::Sub(Ops::Mul(Ops::Mul(Ops::Set(2.0), w), w),
+                                Ops::Mul(g, Ops::Mul(a2, t))));
+}
+
+// s(lc) from the table's Hermite cubic (lc inside [l0, l1]; any lane may read
+// a clamped node).
+template <class Ops, class V>
+HWY_INLINE V TableStart(V lc, const DualStartTable& table) {
+  const V x = Ops::Mul(Ops::Sub(lc, Ops::Set(table.l0)), Ops::Set(table.inv_h));
+  const V shifter = Ops::Set(6755399441055744.0);  // 1.5 * 2^52
+  V j = Ops::Sub(Ops::Add(Ops::Sub(x, Ops::Set(0.5)), shifter), shifter);  // ~floor(x)
+  j = Ops::Min(Ops::Max(j, Ops::Zero()), Ops::Set(static_cast<double>(table.count - 2)));
+  const V f = Ops::Sub(x, j);
+  HWY_ALIGN double index[Ops::kLanes], s0[Ops::kLanes], d0[Ops::kLanes], s1[Ops::kLanes],
+      d1[Ops::kLanes];
+  Ops::Store(j, index);
+  for (size_t l = 0; l < Ops::kLanes; ++l) {
+    const double* node = table.nodes.data() + 2 * static_cast<size_t>(index[l]);
+    s0[l] = node[0];
+    d0[l] = node[1];
+    s1[l] = node[2];
+    d1[l] = node[3];
+  }
+  // h00 s0 + h10 d0 + h01 s1 + h11 d1 (d: h ds/dlc), in f.
+  const V one = Ops::Set(1.0);
+  const V g = Ops::Sub(one, f);
+  const V ff = Ops::Mul(f, f), gg = Ops::Mul(g, g);
+  const V h00 = Ops::Mul(gg, Ops::Add(one, Ops::Mul(Ops::Set(2.0), f)));
+  const V h01 = Ops::Mul(ff, Ops::Add(one, Ops::Mul(Ops::Set(2.0), g)));
+  const V h10 = Ops::Mul(gg, f), h11 = Ops::Mul(ff, g);
+  return Ops::Add(Ops::Add(Ops::Mul(h00, Ops::Load(s0)), Ops::Mul(h01, Ops::Load(s1))),
+                  Ops::Sub(Ops::Mul(h10, Ops::Load(d0)), Ops::Mul(h11, Ops::Load(d1))));
+}
+
+// t = e^s at the root of t (1 + t)^{a-2} = c for lanes with mid != 0, from
+// the start above; inv_c = 1 / c (1 where mid is 0), lc ~ log c. Writes
+// l = log1p(t) (two doubles summed) and w = 1 + (a-1) t.
+template <class Ops, class V>
+HWY_INLINE V DualRatio(V lc, V inv_c, V mid, const DualPowerConstants& m, V* l, V* w_out) {
+  const V one = Ops::Set(1.0);
+  const V a2 = Ops::Set(m.alpha - 2.0), b = Ops::Set(m.alpha - 1.0);
+  const V lc_b = Ops::Mul(lc, Ops::Set(1.0 / (m.alpha - 1.0)));
+  const V far_side = m.alpha > 2.0 ? Ops::Min(lc, lc_b) : Ops::Max(lc, lc_b);
+  V s = far_side;
+  V active = mid;
+  if (m.table != nullptr) {
+    const DualStartTable& table = *m.table;
+    const V near_linear = Ops::IfLess(lc, Ops::Set(table.l0), lc, lc_b);  // the asymptote
+    const V inside = Ops::IfLess(lc, Ops::Set(table.l0), Ops::Zero(),
+                                 Ops::IfLess(Ops::Set(table.l1), lc, Ops::Zero(), one));
+    s = Ops::IfZero(inside, near_linear, TableStart<Ops>(lc, table));
+    active = Ops::Zero();
+  }
+  for (int step_count = 0; step_count < kDualMaxSteps && Ops::AnyNonZero(active); ++step_count) {
+    const V t = ExpRoughLanes<Ops>(s);
+    const V g = Ops::Sub(Ops::Add(s, Ops::Mul(a2, LogRoughLanes<Ops>(Ops::Add(one, t)))), lc);
+    const V step = HalleyStep<Ops>(g, t, a2, b);
+    const V next = Ops::Min(Ops::Max(Ops::Sub(s, step), Ops::Set(-45.0)), Ops::Set(45.0));
+    s = Ops::IfZero(active, s, next);
+    const V size = Ops::Max(step, Ops::Sub(Ops::Zero(), step));
+    active = Ops::IfLess(size, Ops::Set(1e-3), Ops::Zero(), active);
+  }
+  // The last step, on t (any t near the root: G is exact there).
+  const V t = ExpRoughLanes<Ops>(Ops::Min(Ops::Max(s, Ops::Set(-45.0)), Ops::Set(45.0)));
+  V l_lo;
+  const V l_hi = Log1pLanes<Ops>(t, &l_lo);
+  V y_lo;
+  const V y_hi = LogLanes<Ops>(Ops::Mul(t, inv_c), &y_lo);
+  V prod, prod_err;  // (a-2) l_hi exactly
+  det_simd::TwoProdT<Ops>(a2, l_hi, &prod, &prod_err);
+  const V g = Ops::Add(Ops::Add(y_hi, prod),
+                       Ops::Add(Ops::Add(y_lo, prod_err), Ops::Mul(a2, l_lo)));
+  const V step = HalleyStep<Ops>(g, t, a2, b);
+  // t e^{-step} = t - t step (1 - step (1/2 - step / 6)), |step| < 1e-9;
+  // log1p moves by -theta step to first order.
+  const V shrink = Ops::Sub(one, Ops::Mul(step, Ops::Sub(Ops::Set(0.5),
+                                                         Ops::Mul(step, Ops::Set(1.0 / 6.0)))));
+  const V moved = Ops::Mul(Ops::Mul(t, step), shrink);
+  const V root = Ops::Sub(t, moved);
+  *l = Ops::Sub(Ops::Add(l_hi, l_lo), Ops::Div(moved, Ops::Add(one, t)));
+  *w_out = Ops::Add(one, Ops::Mul(b, root));
+  return root;
 }
 
 // q - p for one nu; *slope = dq/dnu, *ell = log1p(t) = log(q / p) (huge
@@ -370,53 +462,36 @@ template <class Ops, class V>
 HWY_INLINE V DualPowerIncrement(V p, V p_pow, const DualPowerConstants& m, V* slope, V* ell) {
   const V one = Ops::Set(1.0);
   const V nu = Ops::Set(m.nu);
-  const V a2 = Ops::Set(m.alpha - 2.0);
   const V c = Ops::Div(Ops::Mul(nu, p_pow), p);
   const V small_c = Ops::Set(kDualSmallC), large_c = Ops::Set(m.large_c);
   // 1 where the iteration runs (a NaN c, from p = 0, compares false: large).
   const V mid = Ops::IfLess(c, small_c, Ops::Zero(), Ops::IfLess(c, large_c, one, Ops::Zero()));
   const V c_mid = Ops::IfZero(mid, one, c);
-  const V lc = LogRoughLanes<Ops>(c_mid);
-  const V lc_b = Ops::Mul(lc, Ops::Set(1.0 / (m.alpha - 1.0)));
-  V s = m.alpha > 2.0 ? Ops::Min(lc, lc_b) : Ops::Max(lc, lc_b);
-  V active = mid;
-  for (int step_count = 0; step_count < kDualMaxSteps && Ops::AnyNonZero(active); ++step_count) {
-    const V t = ExpRoughLanes<Ops>(s);
-    const V theta = Ops::Div(t, Ops::Add(one, t));
-    const V g = Ops::Sub(Ops::Add(s, Ops::Mul(a2, LogRoughLanes<Ops>(Ops::Add(one, t)))), lc);
-    const V step = HalleyStep<Ops>(g, theta, a2);
-    const V next = Ops::Min(Ops::Max(Ops::Sub(s, step), Ops::Set(-45.0)), Ops::Set(45.0));
-    s = Ops::IfZero(active, s, next);
-    const V size = Ops::Max(step, Ops::Sub(Ops::Zero(), step));
-    active = Ops::IfLess(size, Ops::Set(1e-3), Ops::Zero(), active);
-  }
-  // The last step, on t (any t near the root: G is exact there).
-  const V t = ExpRoughLanes<Ops>(s);
-  V l_lo;
-  const V l_hi = Log1pLanes<Ops>(t, &l_lo);
-  const V theta = Ops::Div(t, Ops::Add(one, t));
-  V y_lo;
-  const V y_hi = LogLanes<Ops>(Ops::Div(t, c_mid), &y_lo);
-  V prod, prod_err;  // (a-2) l_hi exactly
-  det_simd::TwoProdT<Ops>(a2, l_hi, &prod, &prod_err);
-  const V g = Ops::Add(Ops::Add(y_hi, prod),
-                       Ops::Add(Ops::Add(y_lo, prod_err), Ops::Mul(a2, l_lo)));
-  const V step = HalleyStep<Ops>(g, theta, a2);
-  // t e^{-step} = t - t step (1 - step (1/2 - step / 6)), |step| < 1e-9.
-  const V shrink = Ops::Sub(one, Ops::Mul(step, Ops::Sub(Ops::Set(0.5),
-                                                         Ops::Mul(step, Ops::Set(1.0 / 6.0)))));
-  const V t_root = Ops::Sub(t, Ops::Mul(Ops::Mul(t, step), shrink));
-  const V incr_mid = Ops::Mul(p, t_root);
-  const V theta_root = Ops::Div(t_root, Ops::Add(one, t_root));
-  const V slope_mid =
-      Ops::Div(incr_mid, Ops::Mul(nu, Ops::Add(one, Ops::Mul(a2, theta_root))));
-  const V ell_mid = Ops::Sub(Ops::Add(l_hi, l_lo), Ops::Mul(theta, step));
-
+  const V inv_c = Ops::Div(p, Ops::IfZero(mid, p, Ops::Mul(nu, p_pow)));  // 1 / c_mid
+  V l, w;
+  const V t = DualRatio<Ops>(LogRoughLanes<Ops>(c_mid), inv_c, mid, m, &l, &w);
+  const V incr_mid = Ops::Mul(p, t);
+  // dq/dnu = (q - p) / (nu G') = (q - p) u / (nu w).
+  const V slope_mid = Ops::Div(Ops::Mul(incr_mid, Ops::Add(one, t)), Ops::Mul(nu, w));
   const V nu_root = Ops::Set(m.nu_root);
   const V slope_large = Ops::Set(m.nu_root / (m.nu * (m.alpha - 1.0)));
   *slope = Ops::IfLess(c, small_c, p_pow, Ops::IfLess(c, large_c, slope_mid, slope_large));
-  *ell = Ops::IfLess(c, small_c, c, Ops::IfLess(c, large_c, ell_mid, Ops::Set(0x1p1000)));
+  *ell = Ops::IfLess(c, small_c, c, Ops::IfLess(c, large_c, l, Ops::Set(0x1p1000)));
   return Ops::IfLess(c, small_c, Ops::Mul(nu, p_pow), Ops::IfLess(c, large_c, incr_mid, nu_root));
+}
+
+// The start table's nodes: s(lc) and h ds/dlc at lc = l0 + j h, j < count,
+// solved by the table-less path (F64Scalar: the same bits on every target).
+void DualStartNodesImpl(double alpha, double l0, double h, size_t count, double* nodes) {
+  using Ops = F64Scalar;
+  const DualPowerConstants m{alpha, 1.0, 1.0, HUGE_VAL, nullptr};
+  for (size_t j = 0; j < count; ++j) {
+    const double lc = l0 + static_cast<double>(j) * h;
+    double l, w;
+    const double t = DualRatio<Ops>(lc, ExpRoughLanes<Ops>(-lc), 1.0, m, &l, &w);
+    nodes[2 * j] = LogRoughLanes<Ops>(t);
+    nodes[2 * j + 1] = h * (1.0 + t) / w;  // ds/dlc = 1 / G'
+  }
 }
 
 // d(p, q) = q^a g(log(p / q)) of that map (alpha_family.h), with q^{a-2} =
@@ -548,8 +623,9 @@ double ApplyPrimalPowerMapImpl(const double* p, const double* a, size_t k, doubl
 }
 
 SupportMapSums SumDualPowerMapImpl(const double* p, const double* p_pow, size_t k, double alpha,
-                                   double nu, double nu_root, double large_c) {
-  const DualPowerConstants m{alpha, nu, nu_root, large_c};
+                                   double nu, double nu_root, double large_c,
+                                   const DualStartTable* table) {
+  const DualPowerConstants m{alpha, nu, nu_root, large_c, table};
   double totals[2];
   SumF64Lanes<2>(
       k,
@@ -563,8 +639,9 @@ SupportMapSums SumDualPowerMapImpl(const double* p, const double* p_pow, size_t 
 }
 
 double ApplyDualPowerMapImpl(const double* p, const double* p_pow, size_t k, double alpha,
-                             double nu, double nu_root, double large_c, double* q) {
-  const DualPowerConstants m{alpha, nu, nu_root, large_c};
+                             double nu, double nu_root, double large_c,
+                             const DualStartTable* table, double* q) {
+  const DualPowerConstants m{alpha, nu, nu_root, large_c, table};
   double total;
   SumF64Lanes<1>(
       k,
@@ -602,6 +679,7 @@ HWY_EXPORT(SumPrimalPowerMapImpl);
 HWY_EXPORT(ApplyPrimalPowerMapImpl);
 HWY_EXPORT(SumDualPowerMapImpl);
 HWY_EXPORT(ApplyDualPowerMapImpl);
+HWY_EXPORT(DualStartNodesImpl);
 
 double SupportMass(const double* p, size_t k) {
   return HWY_DYNAMIC_DISPATCH(SupportMassImpl)(p, k);
@@ -634,16 +712,52 @@ double ApplyPrimalPowerMap(const double* p, const double* a, size_t k, double al
 // range).
 static double DualLargeC(double alpha) { return ExpFullF64(40.0 * (alpha - 1.0)); }
 
+void BuildDualStartTable(double alpha, DualStartTable* table) {
+  // s(lc) bends within |lc| ~ 20 (a-1) of 0, over a width ~ (a-1) for
+  // a < 2: nodes h = min(1/8, (a-1)/8) apart keep the cubic within ~3e-8.
+  const double b = alpha - 1.0;
+  const double h = std::min(0.125, b / 8.0);
+  const double l0 = -20.0, l1 = 20.0 * b;
+  const double span = (l1 - l0) / h;
+  table->alpha = alpha;
+  table->count = 0;
+  table->nodes.clear();
+  if (!(span <= static_cast<double>(kDualStartTableMaxNodes - 2))) return;  // no table
+  table->count = static_cast<size_t>(span) + 2;
+  table->l0 = l0;
+  table->l1 = l1;
+  table->inv_h = 1.0 / h;
+  table->nodes.resize(2 * table->count);
+  HWY_DYNAMIC_DISPATCH(DualStartNodesImpl)(alpha, l0, h, table->count, table->nodes.data());
+}
+
+namespace {
+// The tables of the last few alphas, per thread (a pure function of alpha:
+// rebuilding one changes no result, only time).
+const DualStartTable* StartTableFor(double alpha) {
+  constexpr size_t kSlots = 4;
+  thread_local DualStartTable slots[kSlots];
+  thread_local size_t next = 0;
+  for (DualStartTable& t : slots) {
+    if (t.alpha == alpha) return t.count > 0 ? &t : nullptr;
+  }
+  DualStartTable& t = slots[next];
+  next = (next + 1) % kSlots;
+  BuildDualStartTable(alpha, &t);
+  return t.count > 0 ? &t : nullptr;
+}
+}  // namespace
+
 SupportMapSums SumDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha,
                                double nu, double nu_root) {
   return HWY_DYNAMIC_DISPATCH(SumDualPowerMapImpl)(p, p_pow, k, alpha, nu, nu_root,
-                                                   DualLargeC(alpha));
+                                                   DualLargeC(alpha), StartTableFor(alpha));
 }
 
 double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha, double nu,
                          double nu_root, double* q) {
   return HWY_DYNAMIC_DISPATCH(ApplyDualPowerMapImpl)(p, p_pow, k, alpha, nu, nu_root,
-                                                     DualLargeC(alpha), q);
+                                                     DualLargeC(alpha), StartTableFor(alpha), q);
 }
 
 bool FindSupportMap(bool primal, double alpha, SupportMap* map) {

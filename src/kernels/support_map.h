@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 namespace bd {
 
@@ -72,6 +73,20 @@ SupportMapSums SumDualPowerMap(const double* p, const double* p_pow, size_t k, d
 // Writes q[0..k) of that map and returns sum_i d(p_i, q_i).
 double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha, double nu,
                          double nu_root, double* q);
+
+// The general dual map's start for one alpha: log t as a function of
+// log c (support_map.cc), Hermite nodes (value, h times slope) on
+// l0 + j h, j < count. The maps build one per alpha and keep the last few
+// per thread; count = 0: none (alphas within ~0.03 of 1 or above ~25, which
+// start from the asymptotes and take a few more steps).
+constexpr size_t kDualStartTableMaxNodes = 4096;
+struct DualStartTable {
+  double alpha = 0.0;
+  size_t count = 0;
+  double l0 = 0.0, l1 = 0.0, inv_h = 0.0;
+  std::vector<double> nodes;  // 2 count
+};
+void BuildDualStartTable(double alpha, DualStartTable* table);
 
 // sum_i p_i over [0, k) in the same order-fixed lanes (the kept mass of a
 // support), and min_i a_i (exact in any order).
