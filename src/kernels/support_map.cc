@@ -456,6 +456,32 @@ HWY_INLINE V DualRatio(V lc, V inv_c, V mid, const DualPowerConstants& m, V* l, 
   return root;
 }
 
+// Past alpha = 1 + 709/40, c can overflow (p^{2-a} or nu p^{2-a} / p above
+// 2^1024) while t is still below e^40: such coordinates (rare: p below
+// ~1e-300^{1/(a-2)}) solve q^{a-2} (q - p) = nu by scalar Newton in log(q - p)
+// from nu^{1/(a-1)} (G = log(q^{a-2} (q - p) / nu) is convex there, so the
+// iteration falls monotonically; the bracket [nu^{1/(a-1)} 2^{2-a},
+// nu^{1/(a-1)}] only guards it).
+constexpr double kDualOverflowAlpha = 1.0 + 709.0 / 40.0;
+HWY_INLINE double DualIncrementByNewton(double alpha, double p, double nu, double nu_root) {
+  double delta = nu_root, hi = nu_root, lo = nu_root * Exp2F64(2.0 - alpha);
+  for (int it = 0; it < 200; ++it) {
+    const double q = p + delta;
+    const double g = LogF64(PowF64(q, alpha - 2.0) * delta / nu);
+    if (g == 0.0) break;
+    (g > 0.0 ? hi : lo) = delta;
+    const double step = g / (1.0 + (alpha - 2.0) * (delta / q));
+    double next = delta * ExpFullF64(-step);
+    if (!(next >= lo && next <= hi)) next = std::sqrt(lo) * std::sqrt(hi);
+    // The error after a step below 1e-9 is below (a-2)/8 step^2 (G'' <=
+    // (a-2)/4, G' >= 1): under an ulp for a < ~100, a few beyond.
+    const bool done = std::fabs(step) <= 1e-9 || next == delta;
+    delta = next;
+    if (done) break;
+  }
+  return delta;
+}
+
 // q - p for one nu; *slope = dq/dnu, *ell = log1p(t) = log(q / p) (huge
 // where q - p is nu^{1/(alpha-1)}).
 template <class Ops, class V>
@@ -477,7 +503,31 @@ HWY_INLINE V DualPowerIncrement(V p, V p_pow, const DualPowerConstants& m, V* sl
   const V slope_large = Ops::Set(m.nu_root / (m.nu * (m.alpha - 1.0)));
   *slope = Ops::IfLess(c, small_c, p_pow, Ops::IfLess(c, large_c, slope_mid, slope_large));
   *ell = Ops::IfLess(c, small_c, c, Ops::IfLess(c, large_c, l, Ops::Set(0x1p1000)));
-  return Ops::IfLess(c, small_c, Ops::Mul(nu, p_pow), Ops::IfLess(c, large_c, incr_mid, nu_root));
+  V incr = Ops::IfLess(c, small_c, Ops::Mul(nu, p_pow), Ops::IfLess(c, large_c, incr_mid, nu_root));
+  if (m.alpha > kDualOverflowAlpha) {
+    const V overflow = Ops::WherePositive(p, Ops::IfLess(c, Ops::Set(HUGE_VAL), Ops::Zero(), one));
+    if (Ops::AnyNonZero(overflow)) {
+      HWY_ALIGN double flag[Ops::kLanes], pl[Ops::kLanes], il[Ops::kLanes], sl[Ops::kLanes],
+          el[Ops::kLanes];
+      Ops::Store(overflow, flag);
+      Ops::Store(p, pl);
+      Ops::Store(incr, il);
+      Ops::Store(*slope, sl);
+      Ops::Store(*ell, el);
+      for (size_t j = 0; j < Ops::kLanes; ++j) {
+        if (flag[j] == 0.0) continue;
+        const double d = DualIncrementByNewton(m.alpha, pl[j], m.nu, m.nu_root);
+        const double theta = d / (pl[j] + d);
+        il[j] = d;
+        sl[j] = d / (m.nu * (1.0 + (m.alpha - 2.0) * theta));
+        el[j] = Log1pF64(d / pl[j]);
+      }
+      incr = Ops::Load(il);
+      *slope = Ops::Load(sl);
+      *ell = Ops::Load(el);
+    }
+  }
+  return incr;
 }
 
 // The start table's nodes: s(lc) and h ds/dlc at lc = l0 + j h, j < count,

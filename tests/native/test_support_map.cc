@@ -281,8 +281,9 @@ TEST_CASE("general primal map: the SIMD pass equals its scalar tail element by e
 // float64 lanes) against q solved from its definition in long double:
 // q^{a-2} (q - p) = nu by bisection on log(q - p) (p = 0: q^{a-1} = nu), and
 // dq/dnu = 1 / h'(q), h'(q) = q^{a-3} ((a-1) q - (a-2) p).
-// (20: p^{2-a} = inf for p = 1e-300; 1.01: t far above 1 at moderate c.)
-const double kDualGeneralAlphas[] = {1.01, 1.05, 1.25, 1.7, 2.5, 3.5, 4.0, 6.0, 20.0};
+// (20: p^{2-a} = inf for p = 1e-300; 1.01: t far above 1 at moderate c;
+// 1.001 and 60: no start table, Halley guesses from the asymptotes.)
+const double kDualGeneralAlphas[] = {1.001, 1.01, 1.05, 1.25, 1.7, 2.5, 3.5, 4.0, 6.0, 20.0, 60.0};
 
 Ref DualReference(LD a, LD p, LD nu) {
   if (p == 0) {
