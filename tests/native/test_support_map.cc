@@ -395,6 +395,36 @@ TEST_CASE("general dual map: the SIMD pass equals its scalar tail element by ele
   }
 }
 
+TEST_CASE("general dual map: start tables where they fit, and their per-thread cache changes no bit") {
+  bd::DualStartTable table;
+  for (double alpha : {1.05, 1.25, 2.5, 4.0, 20.0}) {
+    bd::BuildDualStartTable(alpha, &table);
+    CHECK_MESSAGE(table.count > 0, "alpha " << alpha);
+    CHECK(table.count <= bd::kDualStartTableMaxNodes);
+    CHECK(table.nodes.size() == 2 * table.count);
+  }
+  for (double alpha : {1.001, 1.01, 60.0}) {  // too many nodes: Halley guesses instead
+    bd::BuildDualStartTable(alpha, &table);
+    CHECK_MESSAGE(table.count == 0, "alpha " << alpha);
+  }
+  // The maps keep the tables of the last four alphas: q for alpha 2.5 is the
+  // same with its table fresh, kept, and rebuilt after five other alphas.
+  const size_t k = 301;
+  const std::vector<double> p = Probabilities(k, 9, true);
+  auto q_for = [&](double alpha) {
+    std::vector<double> a(k), q(k);
+    for (size_t i = 0; i < k; ++i) a[i] = bd::bregman_detail::DualPower(p[i], alpha);
+    const double nu = 1e-6, root = bd::PowF64(nu, 1.0 / (alpha - 1.0));
+    const double cost = bd::ApplyDualPowerMap(p.data(), a.data(), k, alpha, nu, root, q.data());
+    q.push_back(cost);
+    return q;
+  };
+  const std::vector<double> first = q_for(2.5);
+  CHECK(q_for(2.5) == first);
+  for (double other : {1.25, 1.7, 3.5, 4.0, 6.0}) q_for(other);
+  CHECK(q_for(2.5) == first);
+}
+
 TEST_CASE("PrimalPowers / DualPowers equal PrimalPower / DualPower element by element") {
   const std::vector<double> p = Probabilities(1001, 9, true);  // zeros and a 1e-300
   for (double alpha : {0.25, 0.5, 0.6, 1.5, 1.7, 2.5, 3.0, 4.0}) {
