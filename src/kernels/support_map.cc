@@ -272,18 +272,25 @@ HWY_INLINE V PowerRatioM1(V x, V b, V inv_b) {
 
 // g_alpha(L) = [e^{aL} - 1 - a (e^L - 1)] / (a (a - 1)) (alpha_family.h) by
 // its series sum_{n>=2} S_{n-1} L^n / n!, S_m = 1 + a + ... + a^{m-1}, for
-// (a + 1) |L| <= 1: 20 terms leave less than 2^-60 of the sum.
-template <class Ops, class V>
-HWY_INLINE V DivergenceSeriesLanes(V L, double alpha) {
-  V power = Ops::Mul(Ops::Mul(L, L), Ops::Set(0.5));  // L^n / n!
-  V sum = power;
-  double s = 1.0;  // S_{n-1}
-  for (int n = 3; n <= 21; ++n) {
-    power = Ops::Mul(power, Ops::Div(L, Ops::Set(static_cast<double>(n))));
-    s = 1.0 + alpha * s;
-    sum = Ops::Add(sum, Ops::Mul(Ops::Set(s), power));
+// (a + 1) |L| <= 1: 20 terms leave less than 2^-60 of the sum. The
+// coefficients once per pass, the series by Horner (no division per lane).
+struct DivergenceSeries {
+  double coef[20];  // S_{n-1} / n!, n = 2 .. 21
+  explicit DivergenceSeries(double alpha) {
+    double s = 1.0, factorial = 2.0;
+    coef[0] = 0.5;
+    for (int n = 3; n <= 21; ++n) {
+      s = 1.0 + alpha * s;
+      factorial *= n;
+      coef[n - 2] = s / factorial;
+    }
   }
-  return sum;
+};
+template <class Ops, class V>
+HWY_INLINE V DivergenceSeriesLanes(V L, const DivergenceSeries& series) {
+  V sum = Ops::Set(series.coef[19]);
+  for (int j = 18; j >= 0; --j) sum = Ops::Add(Ops::Mul(sum, L), Ops::Set(series.coef[j]));
+  return Ops::Mul(Ops::Mul(L, L), sum);
 }
 
 // ln x for normal x > 0 as hi + lo, hi = k ln2_hi exactly (LogFromSplitT in
@@ -548,12 +555,13 @@ void DualStartNodesImpl(double alpha, double l0, double h, size_t count, double*
 // nu / (q - p) (the KKT condition): by g's series near q = p ((a+1) ell <= 1);
 // beyond, exactly [p^a - q^a + a q nu] / (a (a-1)). 0 where q = p.
 template <class Ops, class V>
-HWY_INLINE V DualPowerCost(V p, V p_pow, V q, V incr, V ell, const DualPowerConstants& m) {
+HWY_INLINE V DualPowerCost(V p, V p_pow, V q, V incr, V ell, const DualPowerConstants& m,
+                           const DivergenceSeries& g_series) {
   const double a = m.alpha;
   const V q_pow = Ops::Mul(Ops::Mul(q, q), Ops::Div(Ops::Set(m.nu), incr));  // q^a
   const V p_pow_a = Ops::WherePositive(p, Ops::Div(Ops::Mul(p, p), p_pow));  // p^a
   const V series =
-      Ops::Mul(q_pow, DivergenceSeriesLanes<Ops>(Ops::Sub(Ops::Zero(), ell), a));
+      Ops::Mul(q_pow, DivergenceSeriesLanes<Ops>(Ops::Sub(Ops::Zero(), ell), g_series));
   const V direct = Ops::Div(
       Ops::Add(Ops::Sub(p_pow_a, q_pow), Ops::Mul(q, Ops::Set(a * m.nu))), Ops::Set(a * (a - 1.0)));
   const V near = Ops::Max(Ops::Sub(Ops::Mul(ell, Ops::Set(a + 1.0)), Ops::Set(1.0)), Ops::Zero());
@@ -643,6 +651,7 @@ double ApplyPrimalPowerMapImpl(const double* p, const double* a, size_t k, doubl
                                double shift, double zero_mass, double zero_cost, double* q) {
   const double b = alpha - 1.0;
   const double inv_b = 1.0 / b;
+  const DivergenceSeries g_series(alpha);
   double total;
   SumF64Lanes<1>(
       k,
@@ -659,7 +668,7 @@ double ApplyPrimalPowerMapImpl(const double* p, const double* a, size_t k, doubl
         // [q nu - p^b (q - p)] / alpha, whose two terms are apart by a factor
         // of at least 1 + L / 2 there (and which cannot overflow, unlike
         // e^{alpha L} for a tiny p). 0 where p = 0 (a = +inf).
-        const auto series = Ops::Mul(Ops::Mul(pv, av), DivergenceSeriesLanes<Ops>(L, alpha));
+        const auto series = Ops::Mul(Ops::Mul(pv, av), DivergenceSeriesLanes<Ops>(L, g_series));
         const auto direct = Ops::Div(Ops::Sub(Ops::Mul(qv, Ops::Set(shift / b)), Ops::Mul(av, incr)),
                                      Ops::Set(alpha));
         const auto near = Ops::Max(Ops::Sub(Ops::Mul(L, Ops::Set(alpha + 1.0)), Ops::Set(1.0)),
@@ -692,6 +701,7 @@ double ApplyDualPowerMapImpl(const double* p, const double* p_pow, size_t k, dou
                              double nu, double nu_root, double large_c,
                              const DualStartTable* table, double* q) {
   const DualPowerConstants m{alpha, nu, nu_root, large_c, table};
+  const DivergenceSeries g_series(alpha);
   double total;
   SumF64Lanes<1>(
       k,
@@ -702,7 +712,7 @@ double ApplyDualPowerMapImpl(const double* p, const double* p_pow, size_t k, dou
         const auto incr = DualPowerIncrement<Ops>(pv, av, m, &slope, &ell);
         const auto qv = Ops::Add(pv, incr);
         Ops::Store(qv, q + i);
-        t[0] = DualPowerCost<Ops>(pv, av, qv, incr, ell, m);
+        t[0] = DualPowerCost<Ops>(pv, av, qv, incr, ell, m, g_series);
       },
       &total);
   return total;
