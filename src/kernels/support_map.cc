@@ -443,8 +443,13 @@ HWY_INLINE V DualRatio(V lc, V inv_c, V mid, const DualPowerConstants& m, V* l, 
   }
   // The last step, on t (any t near the root: G is exact there).
   const V t = ExpRoughLanes<Ops>(Ops::Min(Ops::Max(s, Ops::Set(-45.0)), Ops::Set(45.0)));
+  // log1p(t) = log u + cu / u, u + cu = 1 + t exactly.
+  V u, cu;
+  det_simd::TwoSumT<Ops>(one, t, &u, &cu);
+  const V inv_u = Ops::Div(one, u);
   V l_lo;
-  const V l_hi = Log1pLanes<Ops>(t, &l_lo);
+  const V l_hi = LogLanes<Ops>(u, &l_lo);
+  l_lo = Ops::Add(l_lo, Ops::Mul(cu, inv_u));
   V y_lo;
   const V y_hi = LogLanes<Ops>(Ops::Mul(t, inv_c), &y_lo);
   V prod, prod_err;  // (a-2) l_hi exactly
@@ -458,7 +463,7 @@ HWY_INLINE V DualRatio(V lc, V inv_c, V mid, const DualPowerConstants& m, V* l, 
                                                          Ops::Mul(step, Ops::Set(1.0 / 6.0)))));
   const V moved = Ops::Mul(Ops::Mul(t, step), shrink);
   const V root = Ops::Sub(t, moved);
-  *l = Ops::Sub(Ops::Add(l_hi, l_lo), Ops::Div(moved, Ops::Add(one, t)));
+  *l = Ops::Sub(Ops::Add(l_hi, l_lo), Ops::Mul(moved, inv_u));
   *w_out = Ops::Add(one, Ops::Mul(b, root));
   return root;
 }
@@ -495,24 +500,29 @@ template <class Ops, class V>
 HWY_INLINE V DualPowerIncrement(V p, V p_pow, const DualPowerConstants& m, V* slope, V* ell) {
   const V one = Ops::Set(1.0);
   const V nu = Ops::Set(m.nu);
-  const V c = Ops::Div(Ops::Mul(nu, p_pow), p);
-  const V small_c = Ops::Set(kDualSmallC), large_c = Ops::Set(m.large_c);
-  // 1 where the iteration runs (a NaN c, from p = 0, compares false: large).
-  const V mid = Ops::IfLess(c, small_c, Ops::Zero(), Ops::IfLess(c, large_c, one, Ops::Zero()));
-  const V c_mid = Ops::IfZero(mid, one, c);
-  const V inv_c = Ops::Div(p, Ops::IfZero(mid, p, Ops::Mul(nu, p_pow)));  // 1 / c_mid
+  // 1 / c: +inf where p^{2-a} underflowed (small), 0 where it overflowed
+  // (large), NaN for p = 0 (large).
+  const V inv_c = Ops::Div(p, Ops::Mul(nu, p_pow));
+  const V above_small = Ops::Set(1.0 / kDualSmallC), below_large = Ops::Set(1.0 / m.large_c);
+  // small: c < e^-40; mid: the iteration runs (else large; NaN compares false).
+  const V small = Ops::IfLess(above_small, inv_c, one, Ops::Zero());
+  const V mid = Ops::IfZero(small, Ops::IfLess(below_large, inv_c, one, Ops::Zero()), Ops::Zero());
+  const V inv_c_mid = Ops::IfZero(mid, one, inv_c);
   V l, w;
-  const V t = DualRatio<Ops>(LogRoughLanes<Ops>(c_mid), inv_c, mid, m, &l, &w);
+  const V t = DualRatio<Ops>(Ops::Sub(Ops::Zero(), LogRoughLanes<Ops>(inv_c_mid)), inv_c_mid, mid,
+                             m, &l, &w);
   const V incr_mid = Ops::Mul(p, t);
   // dq/dnu = (q - p) / (nu G') = (q - p) u / (nu w).
   const V slope_mid = Ops::Div(Ops::Mul(incr_mid, Ops::Add(one, t)), Ops::Mul(nu, w));
   const V nu_root = Ops::Set(m.nu_root);
   const V slope_large = Ops::Set(m.nu_root / (m.nu * (m.alpha - 1.0)));
-  *slope = Ops::IfLess(c, small_c, p_pow, Ops::IfLess(c, large_c, slope_mid, slope_large));
-  *ell = Ops::IfLess(c, small_c, c, Ops::IfLess(c, large_c, l, Ops::Set(0x1p1000)));
-  V incr = Ops::IfLess(c, small_c, Ops::Mul(nu, p_pow), Ops::IfLess(c, large_c, incr_mid, nu_root));
+  *slope = Ops::IfZero(small, Ops::IfZero(mid, slope_large, slope_mid), p_pow);
+  *ell = Ops::IfZero(small, Ops::IfZero(mid, Ops::Set(0x1p1000), l), Ops::Div(one, inv_c));
+  V incr = Ops::IfZero(small, Ops::IfZero(mid, nu_root, incr_mid), Ops::Mul(nu, p_pow));
   if (m.alpha > kDualOverflowAlpha) {
-    const V overflow = Ops::WherePositive(p, Ops::IfLess(c, Ops::Set(HUGE_VAL), Ops::Zero(), one));
+    // c past 2^1020 (1 / c below 2^-1020, or 0 where p^{2-a} overflowed).
+    const V overflow =
+        Ops::WherePositive(p, Ops::IfLess(inv_c, Ops::Set(0x1p-1020), one, Ops::Zero()));
     if (Ops::AnyNonZero(overflow)) {
       HWY_ALIGN double flag[Ops::kLanes], pl[Ops::kLanes], il[Ops::kLanes], sl[Ops::kLanes],
           el[Ops::kLanes];
