@@ -69,6 +69,18 @@ struct F64 {
   static HWY_INLINE bool AnyNonZero(V a) {
     return wasm_v128_any_true(wasm_f64x2_ne(a.raw, wasm_f64x2_splat(0.0)));
   }
+  // c0 + f (c1 + f (c2 + f c3)) with each lane's c = coef[4 j .. 4 j + 3]
+  // (j integer-valued, in range): a table of cubics, two 128-bit loads per lane.
+  static HWY_INLINE V CubicAt(const double* coef, V j, V f) {
+    const v128_t index = wasm_i32x4_trunc_sat_f64x2_zero(j.raw);
+    const double* a = coef + 4 * wasm_i32x4_extract_lane(index, 0);
+    const double* b = coef + 4 * wasm_i32x4_extract_lane(index, 1);
+    const v128_t a01 = wasm_v128_load(a), a23 = wasm_v128_load(a + 2);
+    const v128_t b01 = wasm_v128_load(b), b23 = wasm_v128_load(b + 2);
+    const V c0 = {wasm_i64x2_shuffle(a01, b01, 0, 2)}, c1 = {wasm_i64x2_shuffle(a01, b01, 1, 3)};
+    const V c2 = {wasm_i64x2_shuffle(a23, b23, 0, 2)}, c3 = {wasm_i64x2_shuffle(a23, b23, 1, 3)};
+    return Add(c0, Mul(f, Add(c1, Mul(f, Add(c2, Mul(f, c3))))));
+  }
   // x = 2^k m, m in [sqrt(2)/2, sqrt(2)), for normal x > 0 (det_math's
   // SplitExponent there); k as a double: the biased exponent e in the low
   // bits of 2^52 + e, minus 2^52 + 1023.
@@ -129,6 +141,15 @@ struct F64 {
     namespace hn = hwy::HWY_NAMESPACE;
     return !hn::AllTrue(D(), hn::Eq(a, hn::Zero(D())));
   }
+  static HWY_INLINE V CubicAt(const double* coef, V j, V f) {
+    HWY_ALIGN double index[kLanes], c[4][kLanes];
+    Store(j, index);
+    for (size_t l = 0; l < kLanes; ++l) {
+      const double* at = coef + 4 * static_cast<size_t>(index[l]);
+      for (size_t m = 0; m < 4; ++m) c[m][l] = at[m];
+    }
+    return Add(Load(c[0]), Mul(f, Add(Load(c[1]), Mul(f, Add(Load(c[2]), Mul(f, Load(c[3])))))));
+  }
   static HWY_INLINE V SplitNormal(V x, V* k) {
     namespace hn = hwy::HWY_NAMESPACE;
     const hn::RebindToUnsigned<D> du;
@@ -164,6 +185,10 @@ struct F64Scalar {
   static HWY_INLINE V Max(V a, V b) { return a < b ? b : a; }
   static HWY_INLINE V IfLess(V a, V b, V x, V y) { return a < b ? x : y; }
   static HWY_INLINE bool AnyNonZero(V a) { return a != 0.0; }
+  static HWY_INLINE V CubicAt(const double* coef, V j, V f) {
+    const double* c = coef + 4 * static_cast<size_t>(j);
+    return c[0] + f * (c[1] + f * (c[2] + f * c[3]));
+  }
   // The vector ops' bit manipulations on one double (same results).
   static HWY_INLINE V Pow2Of(V n) {
     const uint64_t bits = static_cast<uint64_t>(static_cast<int64_t>(n) + 1023) << 52;

@@ -383,34 +383,15 @@ HWY_INLINE V HalleyStep(V g, V t, V a2, V b) {
                                 Ops::Mul(g, Ops::Mul(a2, t))));
 }
 
-// s(lc) from the table's Hermite cubic (lc inside [l0, l1]; any lane may read
-// a clamped node).
+// s(lc) from the table's cubic on lc's interval (lc inside [l0, l1]; any
+// lane may read a clamped interval).
 template <class Ops, class V>
 HWY_INLINE V TableStart(V lc, const DualStartTable& table) {
   const V x = Ops::Mul(Ops::Sub(lc, Ops::Set(table.l0)), Ops::Set(table.inv_h));
   const V shifter = Ops::Set(6755399441055744.0);  // 1.5 * 2^52
   V j = Ops::Sub(Ops::Add(Ops::Sub(x, Ops::Set(0.5)), shifter), shifter);  // ~floor(x)
-  j = Ops::Min(Ops::Max(j, Ops::Zero()), Ops::Set(static_cast<double>(table.count - 2)));
-  const V f = Ops::Sub(x, j);
-  HWY_ALIGN double index[Ops::kLanes], s0[Ops::kLanes], d0[Ops::kLanes], s1[Ops::kLanes],
-      d1[Ops::kLanes];
-  Ops::Store(j, index);
-  for (size_t l = 0; l < Ops::kLanes; ++l) {
-    const double* node = table.nodes.data() + 2 * static_cast<size_t>(index[l]);
-    s0[l] = node[0];
-    d0[l] = node[1];
-    s1[l] = node[2];
-    d1[l] = node[3];
-  }
-  // h00 s0 + h10 d0 + h01 s1 + h11 d1 (d: h ds/dlc), in f.
-  const V one = Ops::Set(1.0);
-  const V g = Ops::Sub(one, f);
-  const V ff = Ops::Mul(f, f), gg = Ops::Mul(g, g);
-  const V h00 = Ops::Mul(gg, Ops::Add(one, Ops::Mul(Ops::Set(2.0), f)));
-  const V h01 = Ops::Mul(ff, Ops::Add(one, Ops::Mul(Ops::Set(2.0), g)));
-  const V h10 = Ops::Mul(gg, f), h11 = Ops::Mul(ff, g);
-  return Ops::Add(Ops::Add(Ops::Mul(h00, Ops::Load(s0)), Ops::Mul(h01, Ops::Load(s1))),
-                  Ops::Sub(Ops::Mul(h10, Ops::Load(d0)), Ops::Mul(h11, Ops::Load(d1))));
+  j = Ops::Min(Ops::Max(j, Ops::Zero()), Ops::Set(static_cast<double>(table.count - 1)));
+  return Ops::CubicAt(table.coef.data(), j, Ops::Sub(x, j));
 }
 
 // t = e^s at the root of t (1 + t)^{a-2} = c for lanes with mid != 0, from
@@ -791,14 +772,26 @@ void BuildDualStartTable(double alpha, DualStartTable* table) {
   const double span = (l1 - l0) / h;
   table->alpha = alpha;
   table->count = 0;
-  table->nodes.clear();
-  if (!(span <= static_cast<double>(kDualStartTableMaxNodes - 2))) return;  // no table
-  table->count = static_cast<size_t>(span) + 2;
+  table->coef.clear();
+  if (!(span <= static_cast<double>(kDualStartTableMaxIntervals - 1))) return;  // no table
+  const size_t count = static_cast<size_t>(span) + 1;  // the last interval reaches l1
+  std::vector<double> nodes(2 * (count + 1));
+  HWY_DYNAMIC_DISPATCH(DualStartNodesImpl)(alpha, l0, h, count + 1, nodes.data());
+  // Hermite's cubic on interval j in f = (lc - l0) / h - j, by powers of f.
+  table->coef.resize(4 * count);
+  for (size_t j = 0; j < count; ++j) {
+    const double s0 = nodes[2 * j], d0 = nodes[2 * j + 1];
+    const double s1 = nodes[2 * j + 2], d1 = nodes[2 * j + 3];
+    double* c = &table->coef[4 * j];
+    c[0] = s0;
+    c[1] = d0;
+    c[2] = 3.0 * (s1 - s0) - 2.0 * d0 - d1;
+    c[3] = 2.0 * (s0 - s1) + d0 + d1;
+  }
+  table->count = count;
   table->l0 = l0;
   table->l1 = l1;
   table->inv_h = 1.0 / h;
-  table->nodes.resize(2 * table->count);
-  HWY_DYNAMIC_DISPATCH(DualStartNodesImpl)(alpha, l0, h, table->count, table->nodes.data());
 }
 
 namespace {

@@ -75,16 +75,17 @@ double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double 
                          double nu_root, double* q);
 
 // The general dual map's start for one alpha: log t as a function of
-// log c (support_map.cc), Hermite nodes (value, h times slope) on
-// l0 + j h, j < count. The maps build one per alpha and keep the last few
-// per thread; count = 0: none (alphas within ~0.03 of 1 or above ~25, which
-// start from the asymptotes and take a few more steps).
-constexpr size_t kDualStartTableMaxNodes = 4096;
+// log c (support_map.cc), one cubic per interval [l0 + j h, l0 + (j+1) h),
+// j < count, coefficients of f^0..f^3 in f = (log c - l0) / h - j. The maps
+// build one per alpha and keep the last few per thread; count = 0: none
+// (alphas within ~0.03 of 1 or above ~25, which start from the asymptotes
+// and take a few more steps).
+constexpr size_t kDualStartTableMaxIntervals = 4096;
 struct DualStartTable {
   double alpha = 0.0;
   size_t count = 0;
   double l0 = 0.0, l1 = 0.0, inv_h = 0.0;
-  std::vector<double> nodes;  // 2 count
+  std::vector<double> coef;  // 4 count
 };
 void BuildDualStartTable(double alpha, DualStartTable* table);
 

@@ -400,8 +400,8 @@ TEST_CASE("general dual map: start tables where they fit, and their per-thread c
   for (double alpha : {1.05, 1.25, 2.5, 4.0, 20.0}) {
     bd::BuildDualStartTable(alpha, &table);
     CHECK_MESSAGE(table.count > 0, "alpha " << alpha);
-    CHECK(table.count <= bd::kDualStartTableMaxNodes);
-    CHECK(table.nodes.size() == 2 * table.count);
+    CHECK(table.count <= bd::kDualStartTableMaxIntervals);
+    CHECK(table.coef.size() == 4 * table.count);
   }
   for (double alpha : {1.001, 1.01, 60.0}) {  // too many nodes: Halley guesses instead
     bd::BuildDualStartTable(alpha, &table);
