@@ -356,10 +356,12 @@ HWY_INLINE V LogRoughLanes(V x) {
 //  - one Halley step on t itself, with G from two-double logarithms,
 //    log(t / c) + (a-2) log1p(t): the rounding of log c and of s (1e-13 at
 //    |s| ~ 700) never reaches t, and the step is applied as t e^{-step} by its
-//    series, so t and q - p = p t come out within an ulp or two.
-// Outside the iteration: c < e^-40 gives t = c to an ulp (q - p = nu p^{2-a});
-// c > e^{40(a-1)}, and p = 0 (c is NaN), give q - p = nu^{1/(a-1)} (the
-// correction, p / q times (a-2)/(a-1), is below e^-40).
+//    series, so t and q - p = p t come out within a few ulp (the rounding
+//    of p^{2-a} and nu^{1/(a-1)} included; test_support_map.cc measures it).
+// Outside the iteration, to first order in c or 1/t (the next terms are
+// below e^-80 times powers of a): c < e^-40 gives t = c (1 - (a-2) c), q - p =
+// nu p^{2-a} (1 - (a-2) c); c > e^{40(a-1)}, and p = 0 (c is NaN), give q - p
+// = nu^{1/(a-1)} - p (a-2)/(a-1).
 // Each lane follows its own sequence whatever its neighbours do (a stopped
 // lane is frozen), so F64 and F64Scalar give the same bits.
 struct DualPowerConstants {
@@ -370,7 +372,7 @@ struct DualPowerConstants {
   const DualStartTable* table;  // null: Halley steps from the asymptote
 };
 constexpr double kDualSmallC = 4.248354255291589e-18;  // e^-40
-constexpr int kDualMaxSteps = 12;
+constexpr int kDualMaxSteps = 60;  // 2-4 used for a in [1.001, 300]; more only as a -> 1
 
 // The Halley step -G / G' / (1 - G G'' / (2 G'^2)) in s, times u^2 top and
 // bottom (one division).
@@ -390,7 +392,8 @@ HWY_INLINE V TableStart(V lc, const DualStartTable& table) {
   const V x = Ops::Mul(Ops::Sub(lc, Ops::Set(table.l0)), Ops::Set(table.inv_h));
   const V shifter = Ops::Set(6755399441055744.0);  // 1.5 * 2^52
   V j = Ops::Sub(Ops::Add(Ops::Sub(x, Ops::Set(0.5)), shifter), shifter);  // ~floor(x)
-  j = Ops::Min(Ops::Max(j, Ops::Zero()), Ops::Set(static_cast<double>(table.count - 1)));
+  // Clamped with the bound first: a NaN j (none arises; lc is finite) lands on a bound.
+  j = Ops::Min(Ops::Set(static_cast<double>(table.count - 1)), Ops::Max(Ops::Zero(), j));
   return Ops::CubicAt(table.coef.data(), j, Ops::Sub(x, j));
 }
 
@@ -449,13 +452,15 @@ HWY_INLINE V DualRatio(V lc, V inv_c, V mid, const DualPowerConstants& m, V* l, 
   return root;
 }
 
-// Past alpha = 1 + 709/40, c can overflow (p^{2-a} or nu p^{2-a} / p above
+// Past alpha ~ 1 + 709/40, c can overflow (p^{2-a} or nu p^{2-a} / p above
 // 2^1024) while t is still below e^40: such coordinates (rare: p below
 // ~1e-300^{1/(a-2)}) solve q^{a-2} (q - p) = nu by scalar Newton in log(q - p)
 // from nu^{1/(a-1)} (G = log(q^{a-2} (q - p) / nu) is convex there, so the
 // iteration falls monotonically; the bracket [nu^{1/(a-1)} 2^{2-a},
 // nu^{1/(a-1)}] only guards it).
-constexpr double kDualOverflowAlpha = 1.0 + 709.0 / 40.0;
+// (18.6: below 1 + 1020 ln2 / 40, where 1 / e^{40(a-1)} would leave the
+// normal range and a mid lane's 1 / c could be subnormal.)
+constexpr double kDualOverflowAlpha = 18.6;
 HWY_INLINE double DualIncrementByNewton(double alpha, double p, double nu, double nu_root) {
   double delta = nu_root, hi = nu_root, lo = nu_root * Exp2F64(2.0 - alpha);
   for (int it = 0; it < 200; ++it) {
@@ -499,7 +504,12 @@ HWY_INLINE V DualPowerIncrement(V p, V p_pow, const DualPowerConstants& m, V* sl
   const V slope_large = Ops::Set(m.nu_root / (m.nu * (m.alpha - 1.0)));
   *slope = Ops::IfZero(small, Ops::IfZero(mid, slope_large, slope_mid), p_pow);
   *ell = Ops::IfZero(small, Ops::IfZero(mid, Ops::Set(0x1p1000), l), Ops::Div(one, inv_c));
-  V incr = Ops::IfZero(small, Ops::IfZero(mid, nu_root, incr_mid), Ops::Mul(nu, p_pow));
+  const V a2 = Ops::Set(m.alpha - 2.0);
+  const V small_incr = Ops::Mul(Ops::Mul(nu, p_pow),
+                                Ops::Sub(one, Ops::Div(a2, inv_c)));  // (1 - (a-2) c)
+  const V large_incr =
+      Ops::Sub(nu_root, Ops::Mul(p, Ops::Set((m.alpha - 2.0) / (m.alpha - 1.0))));
+  V incr = Ops::IfZero(small, Ops::IfZero(mid, large_incr, incr_mid), small_incr);
   if (m.alpha > kDualOverflowAlpha) {
     // c past 2^1020 (1 / c below 2^-1020, or 0 where p^{2-a} overflowed).
     const V overflow =
@@ -549,7 +559,8 @@ template <class Ops, class V>
 HWY_INLINE V DualPowerCost(V p, V p_pow, V q, V incr, V ell, const DualPowerConstants& m,
                            const DivergenceSeries& g_series) {
   const double a = m.alpha;
-  const V q_pow = Ops::Mul(Ops::Mul(q, q), Ops::Div(Ops::Set(m.nu), incr));  // q^a
+  // q^a = (q nu) (q / (q - p)): no q^2 to underflow for a subnormal p.
+  const V q_pow = Ops::Mul(Ops::Mul(q, Ops::Set(m.nu)), Ops::Div(q, incr));
   const V p_pow_a = Ops::WherePositive(p, Ops::Div(Ops::Mul(p, p), p_pow));  // p^a
   const V series =
       Ops::Mul(q_pow, DivergenceSeriesLanes<Ops>(Ops::Sub(Ops::Zero(), ell), g_series));

@@ -65,7 +65,7 @@ double ApplyPrimalPowerMap(const double* p, const double* a, size_t k, double al
 // Every other dual alpha > 1 (not 3/2, 2 or 3): q_i - p_i = p_i t_i with
 // t (1 + t)^{alpha-2} = nu p_pow_i / p_i, p_pow_i = p_i^{2-alpha} (0 for
 // p = 0), by Halley steps on float64 lanes (a few log1p and exp per
-// coordinate; q - p within an ulp or two). Tokens with p = 0, and those whose
+// coordinate; q - p within a few ulp). Tokens with p = 0, and those whose
 // t would exceed e^40, gain nu_root = nu^{1/(alpha-1)}.
 SupportMapSums SumDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha,
                                double nu, double nu_root);

@@ -282,8 +282,9 @@ TEST_CASE("general primal map: the SIMD pass equals its scalar tail element by e
 // q^{a-2} (q - p) = nu by bisection on log(q - p) (p = 0: q^{a-1} = nu), and
 // dq/dnu = 1 / h'(q), h'(q) = q^{a-3} ((a-1) q - (a-2) p).
 // (20: p^{2-a} = inf for p = 1e-300; 1.01: t far above 1 at moderate c;
-// 1.001 and 60: no start table, Halley guesses from the asymptotes.)
-const double kDualGeneralAlphas[] = {1.001, 1.01, 1.05, 1.25, 1.7, 2.5, 3.5, 4.0, 6.0, 20.0, 60.0};
+// 1.001 and 60: no start table, Halley guesses from the asymptotes; 18.7:
+// 1 / e^{40(a-1)} near the bottom of the normal range.)
+const double kDualGeneralAlphas[] = {1.001, 1.01, 1.05, 1.25, 1.7, 2.5, 3.5, 4.0, 6.0, 18.7, 20.0, 60.0};
 
 Ref DualReference(LD a, LD p, LD nu) {
   if (p == 0) {
@@ -309,6 +310,23 @@ Ref DualReference(LD a, LD p, LD nu) {
   }
   const LD q = p + std::exp(y);
   return {q, 1 / (std::pow(q, a - 3) * ((a - 1) * q - (a - 2) * p))};
+}
+// q - p itself (no cancellation against p), for p > 0.
+LD DualIncrementReference(LD a, LD p, LD nu) {
+  const double pd = static_cast<double>(p), ad = static_cast<double>(a);
+  const double lnu = std::log(static_cast<double>(nu));
+  double lo = -800, hi = 800;
+  for (int it = 0; it < 200; ++it) {
+    const double mid = (lo + hi) / 2;
+    if (mid == lo || mid == hi) break;
+    (((ad - 2) * std::log(pd + std::exp(mid)) + mid - lnu) > 0 ? hi : lo) = mid;
+  }
+  LD y = (static_cast<LD>(lo) + hi) / 2;
+  for (int it = 0; it < 3; ++it) {
+    const LD e = std::exp(y);
+    y -= ((a - 2) * std::log(p + e) + y - std::log(nu)) / (1 + (a - 2) * e / (p + e));
+  }
+  return std::exp(y);
 }
 
 TEST_CASE("general dual map: sums, q and divergence against long double definitions, every alpha") {
@@ -362,6 +380,45 @@ TEST_CASE("general dual map: sums, q and divergence against long double definiti
       }
     }
   }
+}
+
+TEST_CASE("general dual map: q - p itself within a few ulp, however small next to p") {
+  // One coordinate at a time (the scalar path, the same bits as the lanes):
+  // p from 0.5 down to subnormal, nu from 1e-14 to 0.5, so t = (q - p) / p
+  // runs from ~1e-16 (q - p far below an ulp of p) to ~1e15.
+  const double ps[] = {0.5, 0.1, 1e-3, 1e-6, 1e-12, 1e-40, 1e-300, 1e-320};
+  const double nus[] = {1e-14, 1e-10, 1e-6, 1e-3, 0.05, 0.5};
+  LD worst = 0;
+  for (double alpha : kDualGeneralAlphas) {
+    for (double p : ps) {
+      const double a = bd::bregman_detail::DualPower(p, alpha);
+      for (double nu : nus) {
+        const double root = bd::PowF64(nu, 1.0 / (alpha - 1.0));
+        const bd::SupportMapSums one = bd::SumDualPowerMap(&p, &a, 1, alpha, nu, root);
+        const LD want = DualIncrementReference(alpha, p, nu);
+        if (!(want > 1e-300)) continue;  // below the double range
+        // p^{2-a} (~2 ulp) enters q - p where t is small; nu^{1/(a-1)} (~2 ulp,
+        // amplified by 1/(a-1)) where t is large; the reference's own exp.
+        const double amplify = std::max(1.0, 1.0 / (alpha - 1.0));
+        const LD tol = (8.0 * amplify * 0x1p-52 +
+                        4.0 * (amplify + std::fabs(std::log(static_cast<double>(want)))) *
+                            static_cast<double>(kRefEps)) * want;
+        const LD err = std::fabs(one.increment - want);
+        if (p >= 1e-300) worst = std::max(worst, err / want / amplify);
+        CHECK_MESSAGE(err <= tol, "alpha " << alpha << " p " << p << " nu " << nu << " got "
+                                           << one.increment << " want "
+                                           << static_cast<double>(want));
+      }
+      // The cost is finite (a subnormal p once made q^2 underflow against
+      // nu / (q - p) = inf: NaN).
+      double q = 0.0;
+      const double root = bd::PowF64(1e-5, 1.0 / (alpha - 1.0));
+      CHECK_MESSAGE(std::isfinite(bd::ApplyDualPowerMap(&p, &a, 1, alpha, 1e-5, root, &q)),
+                    "alpha " << alpha << " p " << p);
+    }
+  }
+  MESSAGE("general dual map: worst q - p error " << static_cast<double>(worst / 0x1p-52)
+                                                 << " ulp (over max(1, 1/(a-1)))");
 }
 
 TEST_CASE("general dual map: the SIMD pass equals its scalar tail element by element") {
