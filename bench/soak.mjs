@@ -1,5 +1,6 @@
 // Soak: N calls (default 10^6) through a stateful mixed chain, a stateless
-// Bregman call and a decode, checking that the wasm heap and the workspace
+// Bregman call, a general-alpha dual Bregman call (five alphas in turn, so
+// the four per-thread start tables are rebuilt as they rotate) and a decode, checking that the wasm heap and the workspace
 // stay flat and every result stays valid. `npm run soak` (after a build);
 // SOAK_CALLS=100000 for a shorter run.
 import { load } from '../dist/node.mjs';
@@ -11,9 +12,12 @@ const bd = await load();
 const rows = Array.from({ length: 8 }, (_, i) => llmRow(V, rng(100 + i), 0.8 + 0.1 * i));
 const sampler = bd.createSampler({ seed: 1, repetition_penalty: 1.2, dry_multiplier: 0.5, no_repeat_ngram_size: 4,
   top_k: 100, top_p: 0.95, mirostat: 2, temperature: 0.9 });
+const DUAL_ALPHAS = [1.25, 1.7, 2.5, 3.5, 4.5];
+const dual = (i) => ({ bregman: { divergence: 'dual', alpha: DUAL_ALPHAS[i % 5], lambda: 1e-4 }, seed: i });
 const warm = () => {
   sampler.sample(rows[0]);
   bd.sample(rows[0], { bregman: { alpha: 1.5, lambda: 1e-3 }, seed: 1 });
+  for (let j = 0; j < 5; j++) bd.sample(rows[0], dual(j));
   bd.decode(rows[0], { min_p: 0.05, top_logprobs: 5 });
 };
 for (let i = 0; i < 100; i++) warm();
@@ -22,9 +26,10 @@ const t0 = performance.now();
 for (let i = 0; i < N; i++) {
   const row = rows[i & 7];
   let token;
-  switch (i % 3) {
+  switch (i % 4) {
     case 0: token = sampler.sample(row).token; break;
     case 1: token = bd.sample(row, { bregman: { alpha: 1.5, lambda: 1e-3 }, seed: i }).token; break;
+    case 2: token = bd.sample(row, dual(i >> 2)).token; break;
     default: token = bd.decode(row, { min_p: 0.05 }).ids[0];
   }
   if (!(token >= 0 && token < V)) throw new Error(`call ${i}: invalid token ${token}`);
