@@ -279,7 +279,10 @@ class PerK {
         // A probe that may stop on a bound starts low: a gallop's probes
         // short of the answer (sigma above lambda) then settle on the first
         // evaluation's lower bound on nu.
-        if (nu.settle != nullptr) nu.start *= kLowStart;
+        if (nu.settle != nullptr) {
+          nu.start *= kLowStart;
+          nu.rough_first = true;
+        }
       }
     }
     // The neighbours' Newton constant (nu's equation changes little from

@@ -66,6 +66,9 @@ struct Multiplier {
   // in (with last_only): stop as soon as an evaluation settles this test;
   // null: solve to the root.
   const SigmaTest* settle = nullptr;
+  // in (with settle): the start is far from the root on purpose, so the first
+  // evaluation may be rough (see SolveMultiplier).
+  bool rough_first = false;
   // out: the solve stopped on `settle`: value is then a bound on the root
   // (an upper bound when settled_upper) and q[k-1] its q, not the solution;
   // estimate_nu (one Newton step from the bound) and estimate_q_last (the
@@ -162,20 +165,38 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
 // near or below 1), on (lo, hi), from the hint's anchor (caller's powers
 // only: the anchor reads them past k), its bounds and start, else guess().
 // A known hint is applied without an evaluation. Fills the hint's outputs.
-// sums_over(from, to, nu, init, &sum, &slope): sum = init + the increments
-// q - p over p[from..to), slope = the sum of dq/dnu there.
+// sums_over(from, to, nu, init, &sum, &slope, rough): sum = init + the
+// increments q - p over p[from..to), slope = the sum of dq/dnu there; rough
+// allows approximate sums (see eval below); it returns whether they are exact.
 template <class SumsOver, class Guess>
 double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& sums_over,
                        const Guess& guess, double lo, double hi, Multiplier* hint) {
   double last_slope = 0.0;
   int evaluations = 0;
+  // A probe that may stop on a bound (settle, below) and starts far from the
+  // root on purpose: its first evaluation may be rough (sums_over(..., true)
+  // returns false then: each increment within kDualRoughError, so log(sum q)
+  // too), enough whenever its sign is beyond that error; otherwise the same
+  // nu is evaluated again exactly. (A start near the root keeps its exact
+  // first evaluation: that one may already end the solve.)
+  const bool rough_first = hint != nullptr && hint->settle != nullptr && hint->rough_first;
   auto eval = [&](double nu, double* f, double* df) {
-    ++evaluations;
-    double sum, slope;
-    sums_over(0, k, nu, -rem, &sum, &slope);
+    double sum = 0.0, slope = 0.0;
+    bool exact = false, done = false;
+    if (rough_first && evaluations == 0) {
+      ++evaluations;
+      exact = sums_over(0, k, nu, -rem, &sum, &slope, true);
+      done = exact || std::fabs(Log1pF64(sum)) > 2.0 * kDualRoughError;
+    }
+    if (!done) {
+      ++evaluations;
+      sums_over(0, k, nu, -rem, &sum, &slope, false);
+      exact = true;
+    }
     last_slope = slope;
     *f = Log1pF64(sum);
     *df = slope / (1.0 + sum);
+    return exact;
   };
   Multiplier anchored;
   const Multiplier* start = hint;
@@ -184,7 +205,7 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
           ? 0.0
           : AnchoredStart(hint, k, [&](size_t from, size_t to, double nu, double* mass,
                                        double* slope) {
-              sums_over(from, to, nu, SupportMass(p + from, to - from), mass, slope);
+              sums_over(from, to, nu, SupportMass(p + from, to - from), mass, slope, false);
             });
   if (from_anchor > 0.0) {
     anchored = *hint;
@@ -201,14 +222,14 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
   auto settled = [&](double x, double f, double df) {
     if (hint == nullptr || hint->settle == nullptr || !(f == f)) return false;
     double incr = 0.0, unused = 0.0;
-    sums_over(k - 1, k, x, 0.0, &incr, &unused);
+    sums_over(k - 1, k, x, 0.0, &incr, &unused, false);
     const bool upper = f > 0.0;  // sum q > 1 at x: the root is below x
     if (!hint->settle->decided(hint->settle->ctx, x, p[k - 1] + incr, upper)) return false;
     hint->settled = true;
     hint->settled_upper = upper;
     const double next = x - f / df;
     hint->estimate_nu = next > lo && next < hi ? next : x;
-    sums_over(k - 1, k, hint->estimate_nu, 0.0, &incr, &unused);
+    sums_over(k - 1, k, hint->estimate_nu, 0.0, &incr, &unused, false);
     hint->estimate_q_last = p[k - 1] + incr;
     return true;
   };

@@ -37,14 +37,16 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   const bool algebraic = FindSupportMap(false, alpha, &vector_map);
   // Over p[from..to): *sum = init + sum of the increments q - p, *slope =
   // sum of dq/dnu.
+  // rough: the general map may stop at its start (~3e-8; kernels/support_map.h).
   auto sums_over = [&](size_t from, size_t to, double nu, double init, double* sum_out,
-                       double* slope_out) {
+                       double* slope_out, bool rough) {
     const SupportMapSums sums =
         algebraic ? SumSupportMap(vector_map, p + from, p_pow + from, to - from, nu)
                   : SumDualPowerMap(p + from, p_pow + from, to - from, alpha, nu,
-                                    PowAlpha(nu, 1.0 / b));
+                                    PowAlpha(nu, 1.0 / b), rough);
     *sum_out = init + sums.increment;
     *slope_out = sums.slope;
+    return algebraic || !rough;
   };
   // Without a hint, start from the first-order guess rem / F'(0).
   const double nu = SolveMultiplier(

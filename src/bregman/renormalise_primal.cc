@@ -57,8 +57,9 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
 
   // Over p[from..to): *sum = init + sum of the increments q - p, *slope =
   // sum of dq/dnu (tokens with p^b = 0 gain (b nu)^{1/b}).
+  // (No rough variant: the sums are always exact.)
   auto sums_over = [&](size_t from, size_t to, double nu, double init, double* sum_out,
-                       double* slope_out) {
+                       double* slope_out, bool /*rough*/) {
     const double shift = b * nu;  // q^b - p^b
     // Other alphas: q/p - 1 = (1 + x)^{1/b} - 1 = expm1(log1p(x) / b), x = s / p^b,
     // on float64 lanes; tokens with p^b = 0 gain (b nu)^{1/b} each.
@@ -68,6 +69,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
                    : SumPrimalPowerMap(p + from, pow_b + from, to - from, b, shift, z, z / shift);
     *sum_out = init + sums.increment;
     *slope_out = sums.slope;
+    return true;
   };
   // Without a hint, the first-order guess nu0 = rem / F'(0): right of the
   // root when F is convex (alpha < 2) and left of it when concave (alpha > 2),

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 namespace bd {
 namespace bregman_detail {
@@ -30,16 +31,31 @@ namespace bregman_detail {
 // bisection ends it only once the bracket itself is a few ulp wide.
 //
 // curvature: in, a bound on c from a solve of a neighbouring equation (0:
-// none), which lets the very first Newton step stop on the same prediction
+// none), which lets the first exact Newton step stop on the same prediction
 // (a start already within ~1e-9 of the root then costs one evaluation); out,
 // the c this solve measured (0 if it took fewer than two Newton steps).
 //
 // settled(x, f, df): called after each evaluation; true ends the iteration
 // at x itself (a caller that needs only which side of some x the root lies
 // on: f > 0 puts it below x, f < 0 above).
+//
+// eval may return a bool: false marks an approximate evaluation, whose sign
+// is right (the caller's duty) but whose value is not exact: it moves the
+// bracket and takes its Newton step, but never ends the iteration (no
+// tolerance, no predicted stop) and measures no curvature.
 struct NeverSettled {
   bool operator()(double, double, double) const { return false; }
 };
+template <class Eval>
+inline bool EvalIsExact(const Eval& eval, double x, double* f, double* df) {
+  if constexpr (std::is_same_v<decltype(eval(x, f, df)), bool>) {
+    return eval(x, f, df);
+  } else {
+    eval(x, f, df);
+    return true;
+  }
+}
+
 template <class Eval, class Settled = NeverSettled>
 double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
                          double* curvature = nullptr, double newton_tol = 1e-12,
@@ -52,36 +68,40 @@ double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
   double step_before_last = hi - lo;
   double last_step = step_before_last;
   double last_newton = 0.0;  // |the previous step| when it was Newton's, else 0
+  bool first_exact = true;   // no exact evaluation yet
   for (int it = 0; it < max_iter; ++it) {
     double f = 0.0, df = 0.0;
-    eval(x, &f, &df);
-    if (f == 0.0 || settled(x, f, df)) return x;
+    const bool exact = EvalIsExact(eval, x, &f, &df);
+    if ((exact && f == 0.0) || settled(x, f, df)) return x;
     if (f < 0.0) {
       lo = x;
     } else {
       hi = x;
     }
     const double step = f / df;
-    if (std::fabs(step) <= newton_tol * std::fabs(x)) return x - step;
+    if (exact && std::fabs(step) <= newton_tol * std::fabs(x)) return x - step;
     double next = x - step;
     // NaN (from an infinite f or df) fails every comparison: bisect.
     const bool newton_ok = next > lo && next < hi &&
                            std::fabs(2.0 * f) <= std::fabs(step_before_last * df);
-    if (newton_ok && last_newton > 0.0 && std::fabs(step) <= 1e-3 * last_newton) {
+    if (!exact) {
+      // (an approximate step: no stop, no curvature)
+    } else if (newton_ok && last_newton > 0.0 && std::fabs(step) <= 1e-3 * last_newton) {
       const double c = std::fabs(step) / (last_newton * last_newton);
       if (curvature != nullptr) *curvature = c;
       if (c * step * step <= kPredictedTol * std::fabs(x)) return next;
-    } else if (newton_ok && it == 0 && c_hint > 0.0 &&
+    } else if (newton_ok && first_exact && c_hint > 0.0 &&
                c_hint * step * step <= kPredictedTol * std::fabs(x)) {
       return next;
     }
+    if (exact) first_exact = false;
     step_before_last = last_step;
     if (!newton_ok) {
       next = lo > 0.0 && hi > 4.0 * lo ? std::sqrt(lo) * std::sqrt(hi)
                                        : lo + 0.5 * (hi - lo);
       if (hi - lo <= kBracketTol * std::fabs(next)) return next;
     }
-    last_newton = newton_ok ? std::fabs(step) : 0.0;
+    last_newton = newton_ok && exact ? std::fabs(step) : 0.0;
     last_step = next - x;
     x = next;
   }

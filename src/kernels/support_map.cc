@@ -370,6 +370,7 @@ struct DualPowerConstants {
   double nu_root;  // nu^{1/(alpha-1)}
   double large_c;  // e^{40 (alpha-1)} (may be +inf)
   const DualStartTable* table;  // null: Halley steps from the asymptote
+  bool rough;  // stop at the start (see SumDualPowerMap)
 };
 constexpr double kDualSmallC = 4.248354255291589e-18;  // e^-40
 constexpr int kDualMaxSteps = 60;  // 2-4 used for a in [1.001, 300]; more only as a -> 1
@@ -424,6 +425,12 @@ HWY_INLINE V DualRatio(V lc, V inv_c, V mid, const DualPowerConstants& m, V* l, 
     s = Ops::IfZero(active, s, next);
     const V size = Ops::Max(step, Ops::Sub(Ops::Zero(), step));
     active = Ops::IfLess(size, Ops::Set(1e-3), Ops::Zero(), active);
+  }
+  if (m.rough) {  // the start as it is (~3e-8; Halley guesses ~1e-9)
+    const V t = ExpRoughLanes<Ops>(Ops::Min(Ops::Max(s, Ops::Set(-45.0)), Ops::Set(45.0)));
+    *l = Ops::Zero();  // (no cost is priced from a rough map)
+    *w_out = Ops::Add(one, Ops::Mul(b, t));
+    return t;
   }
   // The last step, on t (any t near the root: G is exact there).
   const V t = ExpRoughLanes<Ops>(Ops::Min(Ops::Max(s, Ops::Set(-45.0)), Ops::Set(45.0)));
@@ -542,7 +549,7 @@ HWY_INLINE V DualPowerIncrement(V p, V p_pow, const DualPowerConstants& m, V* sl
 // solved by the table-less path (F64Scalar: the same bits on every target).
 void DualStartNodesImpl(double alpha, double l0, double h, size_t count, double* nodes) {
   using Ops = F64Scalar;
-  const DualPowerConstants m{alpha, 1.0, 1.0, HUGE_VAL, nullptr};
+  const DualPowerConstants m{alpha, 1.0, 1.0, HUGE_VAL, nullptr, false};
   for (size_t j = 0; j < count; ++j) {
     const double lc = l0 + static_cast<double>(j) * h;
     double l, w;
@@ -685,8 +692,8 @@ double ApplyPrimalPowerMapImpl(const double* p, const double* a, size_t k, doubl
 
 SupportMapSums SumDualPowerMapImpl(const double* p, const double* p_pow, size_t k, double alpha,
                                    double nu, double nu_root, double large_c,
-                                   const DualStartTable* table) {
-  const DualPowerConstants m{alpha, nu, nu_root, large_c, table};
+                                   const DualStartTable* table, bool rough) {
+  const DualPowerConstants m{alpha, nu, nu_root, large_c, table, rough};
   double totals[2];
   SumF64Lanes<2>(
       k,
@@ -702,7 +709,7 @@ SupportMapSums SumDualPowerMapImpl(const double* p, const double* p_pow, size_t 
 double ApplyDualPowerMapImpl(const double* p, const double* p_pow, size_t k, double alpha,
                              double nu, double nu_root, double large_c,
                              const DualStartTable* table, double* q) {
-  const DualPowerConstants m{alpha, nu, nu_root, large_c, table};
+  const DualPowerConstants m{alpha, nu, nu_root, large_c, table, false};
   const DivergenceSeries g_series(alpha);
   double total;
   SumF64Lanes<1>(
@@ -823,9 +830,9 @@ const DualStartTable* StartTableFor(double alpha) {
 }  // namespace
 
 SupportMapSums SumDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha,
-                               double nu, double nu_root) {
+                               double nu, double nu_root, bool rough) {
   return HWY_DYNAMIC_DISPATCH(SumDualPowerMapImpl)(p, p_pow, k, alpha, nu, nu_root,
-                                                   DualLargeC(alpha), StartTableFor(alpha));
+                                                   DualLargeC(alpha), StartTableFor(alpha), rough);
 }
 
 double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha, double nu,

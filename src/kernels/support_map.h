@@ -67,8 +67,13 @@ double ApplyPrimalPowerMap(const double* p, const double* a, size_t k, double al
 // p = 0), by Halley steps on float64 lanes (a few log1p and exp per
 // coordinate; q - p within a few ulp). Tokens with p = 0, and those whose
 // t would exceed e^40, gain nu_root = nu^{1/(alpha-1)}.
+// rough: each q - p from the start alone (the table's cubic, within ~3e-8
+// relative; or the Halley guesses, ~1e-9), about half the cost: a sum whose
+// sign or side is all a caller needs (kDualRoughError bounds its relative
+// error).
+constexpr double kDualRoughError = 1e-6;
 SupportMapSums SumDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha,
-                               double nu, double nu_root);
+                               double nu, double nu_root, bool rough = false);
 
 // Writes q[0..k) of that map and returns sum_i d(p_i, q_i).
 double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha, double nu,

@@ -122,7 +122,7 @@ TEST_CASE("solver hints: an anchored start saves evaluations, a known multiplier
   }
 }
 
-TEST_CASE("solver hints: a settling probe stops at a bound on the decided side, and a test that never settles changes nothing") {
+TEST_CASE("solver hints: a settling probe stops at a bound on the decided side, and a test that never settles changes nothing but the general dual's Newton path") {
   const std::vector<double> p = SortedZipf(20000);
   constexpr size_t kK = 12000;
   const Family families[] = {
@@ -155,17 +155,29 @@ TEST_CASE("solver hints: a settling probe stops at a bound on the decided side, 
     const bd::bregman_detail::SigmaTest never_test{decided, &never};
     Multiplier with_never = plain;
     with_never.settle = &never_test;
+    with_never.rough_first = true;
     const Solve same = Run(f.div, f.alpha, p, kK, with_never);
     CHECK_FALSE(same.nu.settled);
-    CHECK(never.calls == same.nu.evaluations);
-    CHECK(std::memcmp(&same.nu.value, &exact.nu.value, sizeof(double)) == 0);
-    CHECK(std::memcmp(&same.q[kK - 1], &exact.q[kK - 1], sizeof(double)) == 0);
+    // The general dual's first evaluation of a probe may be rough (half the
+    // cost; counted), and is then redone exactly only near the root: the
+    // Newton path differs, the root does not (the plain solve's tolerance).
+    const bool rough_first = f.div == BregmanDivergence::kDual && f.alpha != 1.5 && f.alpha != 3.0;
+    CHECK(never.calls <= same.nu.evaluations);
+    if (rough_first) {
+      CHECK(std::fabs(same.nu.value - exact.nu.value) <= 1e-12 * exact.nu.value);
+      CHECK(std::fabs(same.q[kK - 1] - exact.q[kK - 1]) <= 1e-12 * exact.q[kK - 1]);
+    } else {
+      CHECK(never.calls == same.nu.evaluations);
+      CHECK(std::memcmp(&same.nu.value, &exact.nu.value, sizeof(double)) == 0);
+      CHECK(std::memcmp(&same.q[kK - 1], &exact.q[kK - 1], sizeof(double)) == 0);
+    }
 
     for (double start : {0.8, 1.25}) {  // below and above the root
       Ctx always{1, 0};
       const bd::bregman_detail::SigmaTest always_test{decided, &always};
       Multiplier probe = plain;
       probe.settle = &always_test;
+      probe.rough_first = true;
       probe.start = exact.nu.value * start;
       probe.upper = exact.nu.value * 2.0;
       const Solve bound = Run(f.div, f.alpha, p, kK, probe);

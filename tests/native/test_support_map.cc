@@ -421,6 +421,34 @@ TEST_CASE("general dual map: q - p itself within a few ulp, however small next t
                                                  << " ulp (over max(1, 1/(a-1)))");
 }
 
+TEST_CASE("general dual map: rough sums stay well inside kDualRoughError") {
+  // The solver trusts a rough sum's sign beyond 2 kDualRoughError in log(sum q):
+  // each rough increment (and slope) must be within that, with room.
+  LD worst = 0;
+  for (double alpha : kDualGeneralAlphas) {
+    for (size_t k : {9u, 1000u}) {
+      const std::vector<double> p = Probabilities(k, 3 * k + 1, true);
+      std::vector<double> a(k);
+      for (size_t i = 0; i < k; ++i) a[i] = bd::bregman_detail::DualPower(p[i], alpha);
+      for (double nu : {1e-12, 1e-9, 1e-6, 1e-3, 0.05, 0.3}) {
+        const double root = bd::PowF64(nu, 1.0 / (alpha - 1.0));
+        for (size_t i = 0; i < k; ++i) {
+          const bd::SupportMapSums exact = bd::SumDualPowerMap(&p[i], &a[i], 1, alpha, nu, root);
+          const bd::SupportMapSums rough =
+              bd::SumDualPowerMap(&p[i], &a[i], 1, alpha, nu, root, true);
+          if (!(exact.increment > 1e-300)) continue;
+          const LD err = std::fabs(LD(rough.increment) - exact.increment) / exact.increment;
+          const LD slope_err = std::fabs(LD(rough.slope) - exact.slope) / exact.slope;
+          worst = std::max(worst, err);
+          CHECK_MESSAGE(err <= bd::kDualRoughError / 10, "alpha " << alpha << " p " << p[i] << " nu " << nu);
+          CHECK_MESSAGE(slope_err <= bd::kDualRoughError, "alpha " << alpha << " p " << p[i] << " nu " << nu);
+        }
+      }
+    }
+  }
+  MESSAGE("general dual map: worst rough increment error " << static_cast<double>(worst));
+}
+
 TEST_CASE("general dual map: the SIMD pass equals its scalar tail element by element") {
   for (double alpha : kDualGeneralAlphas) {
     const size_t k = 203;
