@@ -163,7 +163,10 @@ void FillOptions(FuzzedDataProvider& in, Block& b, size_t vocab) {
   }
   if (in.ConsumeBool()) {  // a Bregman stage, mostly valid
     b.slots[bd::kSlot_BREGMAN] = in.ConsumeIntegralInRange<int>(1, 2);
-    b.slots[bd::kSlot_BREGMAN_ALPHA] = in.PickValueInArray({0.5, 1.0, 1.5, 2.0, 3.0, 0.999});
+    // (algebraic maps, KL, and the general primal and dual lane maps: 2.5
+    // with a dual start table, 1.01 and 40 without, 0.25 primal only)
+    b.slots[bd::kSlot_BREGMAN_ALPHA] =
+        in.PickValueInArray({0.5, 1.0, 1.5, 2.0, 3.0, 0.999, 0.25, 1.01, 2.5, 40.0});
     if (in.ConsumeBool()) {
       b.slots[bd::kSlot_BREGMAN_K] = in.ConsumeIntegralInRange<int>(1, 64);
     } else {
