@@ -21,11 +21,107 @@
 
 namespace bd {
 namespace bregman_detail {
+namespace {
+
+// The multiplier in log scale, for supports whose nu may fall below the
+// double range: nu >= (rem / k)^{max(1, alpha-1)} is all that is known
+// (each increment is below nu^{1/(alpha-1)} for alpha > 2, below nu for
+// alpha < 2), and a large alpha with a tiny tail mass takes it past 1e-300
+// (alpha 40, rem 4e-13, k 32: nu ~ 1e-530, while its root r = nu^{1/(alpha-1)},
+// the gain of a zero-probability token, is 1e-14). Then r is solved for in
+// log scale: each increment from (alpha-2) log(p + d) + log d = (alpha-1) log r
+// by Newton in log d (bracketed between the asymptotes), and log r by
+// safeguarded Newton on log(sum q). Scalar and rare; d comes out within
+// ~|log d| 1e-16 (e^{log d}).
+constexpr double kLowestMultiplier = 1e-290;
+
+double LogIncrement(double alpha, double p, double log_r, double* slope) {
+  const double b = alpha - 1.0;
+  if (!(p > 0.0)) {  // q^{alpha-1} = nu: q = r
+    const double d = ExpFullF64(log_r);
+    *slope = d;  // d q / d log r
+    return d;
+  }
+  const double lp = LogF64(p);
+  const double small = b * log_r + (2.0 - alpha) * lp;  // log(nu p^{2-alpha})
+  const double large = log_r;                           // log(nu^{1/(alpha-1)})
+  double y, lo, hi;
+  if (alpha > 2.0) {
+    y = std::min(small, large);
+    hi = y;
+    lo = y - (alpha - 2.0) * 0.6931471805599453;
+  } else {
+    y = std::max(small, large);
+    lo = y;
+    hi = y + (2.0 - alpha) * 0.6931471805599453 / b;
+  }
+  double d = ExpFullF64(y), theta = 0.0;
+  for (int it = 0; it < 200; ++it) {
+    d = ExpFullF64(y);
+    theta = d / (p + d);
+    // (alpha-2) log(p + d) + log d - (alpha-1) log r, log(p + d) = log p + log1p(d / p)
+    const double g = (alpha - 2.0) * (lp + Log1pF64(d / p)) + y - b * log_r;
+    if (g == 0.0) break;
+    (g > 0.0 ? hi : lo) = y;
+    const double step = g / (1.0 + (alpha - 2.0) * theta);
+    double next = y - step;
+    if (!(next >= lo && next <= hi)) next = 0.5 * (lo + hi);
+    const bool done = std::fabs(step) <= 1e-15 * std::max(1.0, std::fabs(y)) || next == y;
+    y = next;
+    if (done) break;
+  }
+  d = ExpFullF64(y);
+  theta = d / (p + d);
+  *slope = b * d / (1.0 + (alpha - 2.0) * theta);
+  return d;
+}
+
+double RenormaliseDualLogScale(double alpha, const double* p, size_t k, double rem, double* q,
+                               Multiplier* hint) {
+  int evaluations = 0;
+  auto eval = [&](double log_r, double* f, double* df) {
+    ++evaluations;
+    double sum = -rem, slope = 0.0;
+    for (size_t i = 0; i < k; ++i) {
+      double s;
+      sum += LogIncrement(alpha, p[i], log_r, &s);
+      slope += s;
+    }
+    *f = Log1pF64(sum);  // log(sum q)
+    *df = slope / (1.0 + sum);
+  };
+  // r >= rem / k; r = 1 gives every q >= 1 (sum >= k >= 2).
+  const double start = std::max(LogF64(rem / static_cast<double>(k)), -740.0);
+  const double log_r =
+      SafeguardedNewton(eval, -745.0, 0.0, start > -745.0 && start < 0.0 ? start : -370.0,
+                        nullptr, 1e-16);
+  double cost = 0.0;
+  for (size_t i = 0; i < k; ++i) {
+    double unused;
+    const double d = LogIncrement(alpha, p[i], log_r, &unused);
+    q[i] = p[i] + d;
+    cost += p[i] > 0.0 ? DivergenceByLogRatio(alpha, q[i], -Log1pF64(d / p[i]))
+                       : DivergenceToZero(alpha, q[i]);
+  }
+  if (hint != nullptr) {
+    hint->value = ExpFullF64((alpha - 1.0) * log_r);  // (0 when below the range)
+    hint->curvature = 0.0;
+    hint->slope = 0.0;
+    hint->evaluations = evaluations;
+    hint->settled = false;
+  }
+  return hint != nullptr && hint->last_only ? NAN : cost;
+}
+
+}  // namespace
 
 double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
                               double rem, double* q, double* scratch,
                               Multiplier* hint) {
   const double b = alpha - 1.0;
+  if (std::max(1.0, b) * LogF64(rem / static_cast<double>(k)) < LogF64(kLowestMultiplier)) {
+    return RenormaliseDualLogScale(alpha, p, k, rem, q, hint);
+  }
   // p^{2-alpha} (0 for p = 0): the caller's when it has them.
   const double* pre = hint != nullptr ? hint->powers : nullptr;
   if (pre == nullptr) DualPowers(p, k, alpha, scratch);

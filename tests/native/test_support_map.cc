@@ -449,6 +449,37 @@ TEST_CASE("general dual map: rough sums stay well inside kDualRoughError") {
   MESSAGE("general dual map: worst rough increment error " << static_cast<double>(worst));
 }
 
+TEST_CASE("general dual: a multiplier below the double range is solved in log scale") {
+  // A near-certain token and a tail of 1e-14 each: at alpha 40 the dual's
+  // nu is ~1e-530 (the fuzzer found sum q = 1.87 here: nu cannot be
+  // represented). q must still sum to 1 and meet the KKT condition
+  // (alpha-2) log q + log(q - p) = log nu for every token.
+  for (double alpha : {40.0, 12.0, 60.0}) {
+    for (double tail : {1e-14, 1e-9}) {
+      const size_t k = 32;
+      std::vector<double> p(k, tail), q(k), scratch(k);
+      p[0] = 1.0 - 31.0 * tail - 1e-13;
+      const double cost = bd::BregmanRenormalise(bd::BregmanDivergence::kDual, alpha, p.data(), k,
+                                                 q.data(), scratch.data());
+      LD sum = 0, lo = HUGE_VAL, hi = -HUGE_VAL;
+      for (size_t i = 0; i < k; ++i) {
+        sum += q[i];
+        CHECK(q[i] >= p[i]);
+        if (!(q[i] > p[i])) continue;  // the top token's increment (~nu) underflows
+        const LD kkt = (alpha - 2) * std::log(LD(q[i])) + std::log(LD(q[i]) - p[i]);
+        lo = std::min(lo, kkt);
+        hi = std::max(hi, kkt);
+      }
+      CAPTURE(alpha);
+      CAPTURE(tail);
+      CHECK(std::fabs(sum - 1) <= 1e-14);
+      CHECK(hi - lo <= 1e-9 * std::fabs(hi));
+      CHECK(std::isfinite(cost));
+      CHECK(cost >= 0.0);
+    }
+  }
+}
+
 TEST_CASE("general dual map: the SIMD pass equals its scalar tail element by element") {
   for (double alpha : kDualGeneralAlphas) {
     const size_t k = 203;
