@@ -98,6 +98,23 @@ LD RelErr(LD got, LD want) {
   return std::fabs(got - want) / std::fabs(want);
 }
 
+// A map's sums and cost over a support against the reference's: the
+// increment to 1e-13 of sum |q - p| plus the reference's own error, the
+// slope to 1e-13, the divergence to 1e-12 plus the reference's error.
+struct Expected {
+  LD incr = 0, incr_abs = 0, incr_ref_err = 0, slope = 0, div = 0, div_ref_err = 0;
+};
+void CheckSums(const Expected& e, const bd::SupportMapSums& sums, double cost, double alpha,
+               size_t k, double nu) {
+  CHECK_MESSAGE(std::fabs(sums.increment - e.incr) <= 1e-13 * e.incr_abs + e.incr_ref_err,
+                "alpha " << alpha << " k " << k << " nu " << nu << " got " << sums.increment
+                         << " want " << static_cast<double>(e.incr));
+  CHECK_MESSAGE(RelErr(sums.slope, e.slope) < 1e-13, "alpha " << alpha << " k " << k << " nu " << nu);
+  CHECK_MESSAGE(std::fabs(cost - e.div) <= 1e-12 * e.div + e.div_ref_err,
+                "alpha " << alpha << " k " << k << " nu " << nu << " got " << cost << " want "
+                         << static_cast<double>(e.div));
+}
+
 }  // namespace
 
 TEST_CASE("support maps: sums, q and divergence against long double definitions") {
@@ -138,12 +155,8 @@ TEST_CASE("support maps: sums, q and divergence against long double definitions"
             CHECK_MESSAGE(std::fabs(q[i] - r.q) <= 1e-14 * r.q + 1e-290,
                           "alpha " << c.alpha << " k " << k << " i " << i << " nu " << nu);
           }
-          CHECK_MESSAGE(std::fabs(sums.increment - incr) <= 1e-13 * incr_abs + incr_ref_err,
-                        "alpha " << c.alpha << " k " << k << " nu " << nu);
-          CHECK_MESSAGE(RelErr(sums.slope, slope) < 1e-13, "alpha " << c.alpha << " nu " << nu);
-          CHECK_MESSAGE(std::fabs(cost - div) <= 1e-12 * div + div_ref_err,
-                        "alpha " << c.alpha << " k " << k << " nu " << nu << " got " << cost
-                                 << " want "                                                           << static_cast<double>(div));
+          CheckSums({incr, incr_abs, incr_ref_err, slope, div, div_ref_err}, sums, cost, c.alpha, k,
+                    nu);
         }
       }
     }
@@ -223,14 +236,7 @@ TEST_CASE("general primal map: sums, q and divergence against long double defini
             incr_ref_err += kRefEps * std::max(1.0, std::fabs(1.0 / b)) * (r.q + p[i]);
             slope += r.dq;
           }
-          CHECK_MESSAGE(std::fabs(sums.increment - incr) <= 1e-13 * incr_abs + incr_ref_err,
-                        "alpha " << alpha << " k " << k << " nu " << nu << " got "
-                                 << sums.increment << " want " << static_cast<double>(incr));
-          CHECK_MESSAGE(RelErr(sums.slope, slope) < 1e-13,
-                        "alpha " << alpha << " k " << k << " nu " << nu);
-          CHECK_MESSAGE(std::fabs(cost - div) <= 1e-12 * div + div_ref_err,
-                        "alpha " << alpha << " k " << k << " nu " << nu << " got " << cost
-                                 << " want " << static_cast<double>(div));
+          CheckSums({incr, incr_abs, incr_ref_err, slope, div, div_ref_err}, sums, cost, alpha, k, nu);
         }
       }
     }
@@ -286,32 +292,10 @@ TEST_CASE("general primal map: the SIMD pass equals its scalar tail element by e
 // 1 / e^{40(a-1)} near the bottom of the normal range.)
 const double kDualGeneralAlphas[] = {1.001, 1.01, 1.05, 1.25, 1.7, 2.5, 3.5, 4.0, 6.0, 18.7, 20.0, 60.0};
 
-Ref DualReference(LD a, LD p, LD nu) {
-  if (p == 0) {
-    const LD q = std::pow(nu, 1 / (a - 1));
-    return {q, q / (nu * (a - 1))};
-  }
-  // G(y) = (a-2) log(p + e^y) + y - log nu is increasing in y: bisection in
-  // double (cheap in wasm, whose long double is software), then Newton in
-  // long double, G' = 1 + (a-2) e^y / (p + e^y).
-  const double pd = static_cast<double>(p), ad = static_cast<double>(a);
-  const double lnu = std::log(static_cast<double>(nu));
-  double lo = -800, hi = 800;
-  for (int it = 0; it < 200; ++it) {
-    const double mid = (lo + hi) / 2;
-    if (mid == lo || mid == hi) break;
-    const double g = (ad - 2) * std::log(pd + std::exp(mid)) + mid - lnu;
-    (g > 0 ? hi : lo) = mid;
-  }
-  LD y = (static_cast<LD>(lo) + hi) / 2;
-  for (int it = 0; it < 3; ++it) {
-    const LD e = std::exp(y);
-    y -= ((a - 2) * std::log(p + e) + y - std::log(nu)) / (1 + (a - 2) * e / (p + e));
-  }
-  const LD q = p + std::exp(y);
-  return {q, 1 / (std::pow(q, a - 3) * ((a - 1) * q - (a - 2) * p))};
-}
-// q - p itself (no cancellation against p), for p > 0.
+// q - p solving q^{a-2} (q - p) = nu for p > 0, itself (no cancellation
+// against p): G(y) = (a-2) log(p + e^y) + y - log nu is increasing in y,
+// bisection in double (cheap in wasm, whose long double is software), then
+// Newton in long double, G' = 1 + (a-2) e^y / (p + e^y).
 LD DualIncrementReference(LD a, LD p, LD nu) {
   const double pd = static_cast<double>(p), ad = static_cast<double>(a);
   const double lnu = std::log(static_cast<double>(nu));
@@ -327,6 +311,16 @@ LD DualIncrementReference(LD a, LD p, LD nu) {
     y -= ((a - 2) * std::log(p + e) + y - std::log(nu)) / (1 + (a - 2) * e / (p + e));
   }
   return std::exp(y);
+}
+
+// q and dq/dnu = 1 / h'(q), h'(q) = q^{a-3} ((a-1) q - (a-2) p); p = 0: q^{a-1} = nu.
+Ref DualReference(LD a, LD p, LD nu) {
+  if (p == 0) {
+    const LD q = std::pow(nu, 1 / (a - 1));
+    return {q, q / (nu * (a - 1))};
+  }
+  const LD q = p + DualIncrementReference(a, p, nu);
+  return {q, 1 / (std::pow(q, a - 3) * ((a - 1) * q - (a - 2) * p))};
 }
 
 TEST_CASE("general dual map: sums, q and divergence against long double definitions, every alpha") {
@@ -368,14 +362,7 @@ TEST_CASE("general dual map: sums, q and divergence against long double definiti
             incr_ref_err += q_tol * r.q;
             slope += r.dq;
           }
-          CHECK_MESSAGE(std::fabs(sums.increment - incr) <= 1e-13 * incr_abs + incr_ref_err,
-                        "alpha " << alpha << " k " << k << " nu " << nu << " got "
-                                 << sums.increment << " want " << static_cast<double>(incr));
-          CHECK_MESSAGE(RelErr(sums.slope, slope) < 1e-13,
-                        "alpha " << alpha << " k " << k << " nu " << nu);
-          CHECK_MESSAGE(std::fabs(cost - div) <= 1e-12 * div + div_ref_err,
-                        "alpha " << alpha << " k " << k << " nu " << nu << " got " << cost
-                                 << " want " << static_cast<double>(div));
+          CheckSums({incr, incr_abs, incr_ref_err, slope, div, div_ref_err}, sums, cost, alpha, k, nu);
         }
       }
     }
