@@ -49,16 +49,15 @@ double LogIncrement(double alpha, double p, double log_r, double* slope) {
   if (alpha > 2.0) {
     y = std::min(small, large);
     hi = y;
-    lo = y - (alpha - 2.0) * 0.6931471805599453;
+    lo = y - (alpha - 2.0) * det_math::kLn2;
   } else {
     y = std::max(small, large);
     lo = y;
-    hi = y + (2.0 - alpha) * 0.6931471805599453 / b;
+    hi = y + (2.0 - alpha) * det_math::kLn2 / b;
   }
-  double d = ExpFullF64(y), theta = 0.0;
   for (int it = 0; it < 200; ++it) {
-    d = ExpFullF64(y);
-    theta = d / (p + d);
+    const double d = ExpFullF64(y);
+    const double theta = d / (p + d);
     // (alpha-2) log(p + d) + log d - (alpha-1) log r, log(p + d) = log p + log1p(d / p)
     const double g = (alpha - 2.0) * (lp + Log1pF64(d / p)) + y - b * log_r;
     if (g == 0.0) break;
@@ -70,9 +69,8 @@ double LogIncrement(double alpha, double p, double log_r, double* slope) {
     y = next;
     if (done) break;
   }
-  d = ExpFullF64(y);
-  theta = d / (p + d);
-  *slope = b * d / (1.0 + (alpha - 2.0) * theta);
+  const double d = ExpFullF64(y);
+  *slope = b * d / (1.0 + (alpha - 2.0) * (d / (p + d)));
   return d;
 }
 

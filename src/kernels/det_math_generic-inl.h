@@ -100,13 +100,21 @@ BD_DET_INLINE void Log1pReducedT(V f, V* hfsq, V* tail) {
 
 // ln x for x = 2^k m, m in [sqrt(2)/2, sqrt(2)) (k given as a double):
 // k ln2 with ln2 split so that k * kLn2Hi is exact, plus ln(1 + (m - 1))
-// (m - 1 exact by Sterbenz).
+// (m - 1 exact by Sterbenz). In two parts, hi = k kLn2Hi exactly (a logarithm
+// near +-700 keeps its low bits in lo), and summed (the bits of the one-part
+// form hi - ((hfsq - l) - f): x + (f - y) = x - (y - f) exactly).
 template <class Ops, class V>
-BD_DET_INLINE V LogFromSplitT(V m, V k) {
+BD_DET_INLINE V LogFromSplitPartsT(V m, V k, V* lo_out) {
   const V f = Ops::Sub(m, Ops::Set(1.0));
   V hfsq, tail;
   Log1pReducedT<Ops>(f, &hfsq, &tail);
   const V lo = Ops::Add(tail, Ops::Mul(k, Ops::Set(::bd::det_math::kLn2Lo)));
-  return Ops::Sub(Ops::Mul(k, Ops::Set(::bd::det_math::kLn2Hi)),
-                  Ops::Sub(Ops::Sub(hfsq, lo), f));
+  *lo_out = Ops::Sub(f, Ops::Sub(hfsq, lo));
+  return Ops::Mul(k, Ops::Set(::bd::det_math::kLn2Hi));
+}
+template <class Ops, class V>
+BD_DET_INLINE V LogFromSplitT(V m, V k) {
+  V lo;
+  const V hi = LogFromSplitPartsT<Ops>(m, k, &lo);
+  return Ops::Add(hi, lo);
 }

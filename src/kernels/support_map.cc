@@ -293,19 +293,12 @@ HWY_INLINE V DivergenceSeriesLanes(V L, const DivergenceSeries& series) {
   return Ops::Mul(Ops::Mul(L, L), sum);
 }
 
-// ln x for normal x > 0 as hi + lo, hi = k ln2_hi exactly (LogFromSplitT in
-// two parts: a logarithm near +-700 keeps its low bits).
+// ln x for normal x > 0 as hi + lo, hi = k ln2_hi exactly.
 template <class Ops, class V>
 HWY_INLINE V LogLanes(V x, V* lo_out) {
-  using det_math::kLn2Hi;
-  using det_math::kLn2Lo;
   V k;
   const V m = Ops::SplitNormal(x, &k);
-  const V f = Ops::Sub(m, Ops::Set(1.0));  // exact (Sterbenz)
-  V hfsq, tail;
-  det_simd::Log1pReducedT<Ops>(f, &hfsq, &tail);
-  *lo_out = Ops::Sub(f, Ops::Sub(hfsq, Ops::Add(tail, Ops::Mul(k, Ops::Set(kLn2Lo)))));
-  return Ops::Mul(k, Ops::Set(kLn2Hi));
+  return det_simd::LogFromSplitPartsT<Ops>(m, k, lo_out);
 }
 
 // e^x for |x| <= 700 and ln x for normal x > 0, to ~1e-10: the Halley
@@ -426,14 +419,13 @@ HWY_INLINE V DualRatio(V lc, V inv_c, V mid, const DualPowerConstants& m, V* l, 
     const V size = Ops::Max(step, Ops::Sub(Ops::Zero(), step));
     active = Ops::IfLess(size, Ops::Set(1e-3), Ops::Zero(), active);
   }
+  const V t = ExpRoughLanes<Ops>(Ops::Min(Ops::Max(s, Ops::Set(-45.0)), Ops::Set(45.0)));
   if (m.rough) {  // the start as it is (~3e-8; Halley guesses ~1e-9)
-    const V t = ExpRoughLanes<Ops>(Ops::Min(Ops::Max(s, Ops::Set(-45.0)), Ops::Set(45.0)));
     *l = Ops::Zero();  // (no cost is priced from a rough map)
     *w_out = Ops::Add(one, Ops::Mul(b, t));
     return t;
   }
   // The last step, on t (any t near the root: G is exact there).
-  const V t = ExpRoughLanes<Ops>(Ops::Min(Ops::Max(s, Ops::Set(-45.0)), Ops::Set(45.0)));
   // log1p(t) = log u + cu / u, u + cu = 1 + t exactly.
   V u, cu;
   det_simd::TwoSumT<Ops>(one, t, &u, &cu);
