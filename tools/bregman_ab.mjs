@@ -5,7 +5,8 @@
 //   MODES='[["primal",4],["dual",3]]' TARGETS='[1000,131072]' ROUNDS=5 \
 //     node tools/bregman_ab.mjs OLD_DIST NEW_DIST [...]
 // (KIND=flat for bench/suite.mjs's flat row; the default is its LLM-shaped
-// row, seed 1, V = 262144.)
+// row, seed 1, V = 262144. CALL=sample times sample(), as the bench does:
+// no objective, so no pass for its tail sum.)
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { makeRow } from '../bench/suite.mjs';
@@ -22,6 +23,7 @@ const row = makeRow(process.env.KIND ?? 'llm', V, 1);
 const modes = JSON.parse(process.env.MODES ?? '[["primal",4],["primal",0.25],["dual",3]]');
 const targets = JSON.parse(process.env.TARGETS ?? '[1000, 131072]');
 const last = bds[bds.length - 1];
+const call = process.env.CALL ?? 'decode';
 for (const [divergence, alpha] of modes) {
   for (const target of targets) {
     // The largest lambda (bisection on log10) whose k reaches the target.
@@ -36,7 +38,7 @@ for (const [divergence, alpha] of modes) {
     for (let r = 0; r < Number(process.env.ROUNDS ?? 5); r++) {
       bds.forEach((bd, b) => {
         const t = performance.now();
-        bd.decode(row, o);
+        bd[call](row, o);
         times[b].push(performance.now() - t);
       });
     }

@@ -60,7 +60,10 @@ void CheckPrefix(const RowCands& x, const std::vector<float>& row,
   REQUIRE(x.c.size >= k);
   REQUIRE(x.c.size <= want.size());  // candidates only: no banned (-inf) token
   REQUIRE(x.c.sorted >= k);
-  for (size_t i = 0; i < k; ++i) {
+  // Everything sorted, not only what was asked: a growth keeps all it
+  // gathered (up to 3x the request) in order.
+  REQUIRE(x.c.sorted == x.c.size);
+  for (size_t i = 0; i < x.c.sorted; ++i) {
     REQUIRE(x.c.ids[i] == want[i]);
     REQUIRE(x.c.logits[i] == row[want[i]]);
   }
@@ -100,12 +103,20 @@ TEST_CASE("EnsureSorted on the row: every prefix equals the full sort (sample, f
           bd::EnsureSorted(x.c, m, x.ws);
           CheckPrefix(x, row, want, m);
         }
-        // A growing prefix (as the Bregman stage asks: 8x at a time).
+        // A growing prefix, as the Bregman stage asks (8x, then 4x), and
+        // one entry past what is sorted each time (a probe just beyond it).
         RowCands x(row, blocks);
-        for (size_t m = 1; m < 2 * v; m *= 8) {
+        for (size_t m = 1; m < 2 * v; m *= m < 1024 ? 8 : 4) {
           CAPTURE(m);
           bd::EnsureSorted(x.c, m, x.ws);
           CheckPrefix(x, row, want, m);
+        }
+        RowCands y(row, blocks);
+        for (size_t m = 1; m <= v && y.c.size < want.size();) {
+          CAPTURE(m);
+          bd::EnsureSorted(y.c, m, y.ws);
+          CheckPrefix(y, row, want, m);
+          m = y.c.size + 1;
         }
       }
     }
