@@ -19,7 +19,7 @@ if (dirs.length < 1) {
 }
 const bds = await Promise.all(
   dirs.map(async (d) => (await import(pathToFileURL(path.resolve(d, 'node.mjs')).href)).load()));
-const row = makeRow(process.env.KIND ?? 'llm', V, 1);
+const row = makeRow(process.env.KIND ?? 'llm', V, Number(process.env.SEED ?? 1));
 const modes = JSON.parse(process.env.MODES ?? '[["primal",4],["primal",0.25],["dual",3]]');
 const targets = JSON.parse(process.env.TARGETS ?? '[1000, 131072]');
 const last = bds[bds.length - 1];

@@ -45,7 +45,7 @@ class CandidateProbs final : public SortedProbs {
       if (ws_.prefix_p.size() < avail) ws_.prefix_p.resize(std::max(avail, 2 * ws_.prefix_p.size()));
       // Convert only what was asked for (each entry's conversion is its
       // own, so converting in pieces gives the same bits): the sorted
-      // prefix can be 8x longer, and a double-double exp per entry is a
+      // prefix can be several times longer, and a double-double exp per entry is a
       // sixth of a large-k decode. ExpFullF64's bits (not ExpF64: at a low
       // temperature the argument goes below -708, where ExpF64 flushes to 0
       // and the solver would see other p).
