@@ -25,20 +25,23 @@ class CandidateProbs final : public SortedProbs {
       // The search asks for ever longer prefixes (galloping doubles them).
       // Each growth of the sorted prefix costs a gather (about a pass over
       // the row once it wants more entries than the row has blocks) and the
-      // sort of what it adds, so it grows geometrically from what it last
-      // asked for: 64, 512, 4096, then 4x (16384, 65536, ...). Past a few
-      // thousand entries the sort of an 8x overshoot (up to 8x the prefix the
-      // search needed; the whole row from k ~ V/8) costs more than a gather.
-      // The gather's margin comes on top (EnsureSorted keeps all it sorted).
-      // Measured in wasm (sample(), k from 100 to V/2 in 19 log steps,
-      // primal 2 on the LLM-shaped row and dual 1.5 on the flat one), with
-      // the gather kept whole: geometric mean 0.79-0.81x of the former 8x
-      // on what was sorted (with a selection before the sort), against
-      // 0.82-0.87x for a plain 4x or 8x.
+      // sort of what it adds, so it grows geometrically from what was last
+      // asked for: 64, 512, 4096, then 4x (16384, 65536, ...), or to the
+      // need when that is more. Past a few thousand entries the sort of an
+      // 8x overshoot (up to 8x the prefix the search needed; the whole row
+      // from k ~ V/8) costs more than a gather. EnsureSorted keeps all it
+      // gathered, sorted (the threshold's margin), on top. Measured in wasm
+      // (sample(), k from 100 to V/2 in 19 log steps, primal 2 on the
+      // LLM-shaped row and dual 1.5 on the flat one): geometric mean
+      // 0.79-0.80x of the former 8x on what was sorted (with a selection
+      // before the sort); for primal 2, 8x throughout 0.84x, 4x 0.86x.
       const size_t sorted = c_.truncated ? c_.sorted : c_.size;
       if (need > sorted) {
-        const size_t growth = requested_ < 1024 ? 8 : 4;
-        requested_ = std::min(c_.Count(), std::max(need, growth * requested_));
+        constexpr size_t kFirstPrefix = 64;
+        const size_t next = requested_ == 0      ? kFirstPrefix
+                            : requested_ < 4096 ? 8 * requested_
+                                                : 4 * requested_;
+        requested_ = std::min(c_.Count(), std::max(need, next));
         EnsureSorted(c_, requested_, ws_);
       }
       const size_t avail = c_.truncated ? c_.sorted : c_.size;
