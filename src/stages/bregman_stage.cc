@@ -12,6 +12,12 @@
 namespace bd {
 namespace {
 
+// BregmanSortedPrefixForTesting, BregmanPrefixRequestsForTesting.
+thread_local size_t g_sorted_prefix = 0;
+constexpr int kRecordedRequests = 16;
+thread_local size_t g_requests[kRecordedRequests];
+thread_local int g_request_count = 0;
+
 class CandidateProbs final : public SortedProbs {
  public:
   CandidateProbs(Candidates& c, Workspace& ws)
@@ -42,6 +48,7 @@ class CandidateProbs final : public SortedProbs {
                             : requested_ < 4096 ? 8 * requested_
                                                 : 4 * requested_;
         requested_ = std::min(c_.Count(), std::max(need, next));
+        if (g_request_count < kRecordedRequests) g_requests[g_request_count++] = requested_;
         EnsureSorted(c_, requested_, ws_);
       }
       const size_t avail = c_.truncated ? c_.sorted : c_.size;
@@ -78,10 +85,17 @@ class CandidateProbs final : public SortedProbs {
 
 }  // namespace
 
+size_t BregmanSortedPrefixForTesting() { return g_sorted_prefix; }
+std::vector<size_t> BregmanPrefixRequestsForTesting() {
+  return std::vector<size_t>(g_requests, g_requests + g_request_count);
+}
+
 double ApplyBregman(Candidates& c, const BregmanParams& params, Workspace& ws,
                     bool want_objective, bool logits_needed) {
+  g_request_count = 0;
   CandidateProbs probs(c, ws);
   const BregmanResult r = DecodeBregman(params, probs, ws.bregman, want_objective);
+  g_sorted_prefix = c.truncated ? c.sorted : c.size;
   EnsureSorted(c, r.k, ws);
   TruncateToSorted(c, r.k);
   // q stays where the solver left it (ws.bregman.q, untouched until the next

@@ -5,6 +5,8 @@
 // Bregman) are the original ones; the others have a header each.
 #pragma once
 
+#include <vector>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -61,5 +63,11 @@ void ApplyTemperature(Candidates& c, float t);
 // c.probs only) they keep their values, and the pass of logs is skipped.
 double ApplyBregman(Candidates& c, const BregmanParams& params, Workspace& ws,
                     bool want_objective = true, bool logits_needed = true);
+
+// Tests only, for the last ApplyBregman on this thread: how many entries of
+// the order it had sorted when its search ended (before the truncation to
+// k), and the sizes it asked EnsureSorted for as the search went (up to 16).
+size_t BregmanSortedPrefixForTesting();
+std::vector<size_t> BregmanPrefixRequestsForTesting();
 
 }  // namespace bd

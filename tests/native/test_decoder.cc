@@ -644,6 +644,46 @@ TEST_CASE("-0 and +0 tie: the lower id comes first, whichever carries the sign")
   }
 }
 
+TEST_CASE("Bregman search: the sorted prefix grows geometrically from 64 and stays within a small multiple of the support") {
+  // The stage asks EnsureSorted for 64, 512, 4096, then 4x more (or what the
+  // search needs, when that is more), and a growth keeps all it gathers (at
+  // most 3x what it asked). f961bf6 grew 8x from the search's first, tiny
+  // request (2, 67, 992, 7936 at k ~ 1031: a loose threshold at 992 and
+  // 11 543 entries sorted, twice the time).
+  std::mt19937_64 rng(91);
+  const size_t v = 262144;
+  const std::vector<float> row = LlmRow(v, rng, 1.1);
+  bd::Decoder dec;
+  for (double alpha : {0.5, 2.0}) {
+    bd::DecodeOptions o;
+    o.bregman_enabled = true;
+    o.bregman.alpha = alpha;
+    for (size_t target : {size_t{40}, size_t{700}, size_t{1031}, size_t{4097}, size_t{20000},
+                          size_t{150000}}) {
+      double lo = 1e-300, hi = 10.0;
+      for (int it = 0; it < 80 && hi / lo > 1.001; ++it) {
+        o.bregman.lambda = std::sqrt(lo * hi);
+        REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+        (dec.k() >= target ? lo : hi) = o.bregman.lambda;
+      }
+      o.bregman.lambda = lo;
+      REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+      CAPTURE(alpha);
+      CAPTURE(dec.k());
+      const std::vector<size_t> asked = bd::BregmanPrefixRequestsForTesting();
+      REQUIRE(!asked.empty());
+      CHECK(asked[0] >= 64);
+      for (size_t i = 1; i < asked.size(); ++i) {
+        CAPTURE(i);
+        CHECK((asked[i] >= 4 * asked[i - 1] || asked[i] == v));
+      }
+      const size_t sorted = bd::BregmanSortedPrefixForTesting();
+      CHECK(sorted > dec.k());  // the search read p_(k+1)
+      CHECK(sorted <= std::min(v, 16 * dec.k() + 4096));
+    }
+  }
+}
+
 TEST_CASE("Bregman search: settling probes save Newton work, decide every probe's side as the exact solve does, and change no result") {
   std::mt19937_64 rng(77);
   const size_t v = 40000;
