@@ -32,21 +32,21 @@ class CandidateProbs final : public SortedProbs {
       // Each growth of the sorted prefix costs a gather (about a pass over
       // the row once it wants more entries than the row has blocks) and the
       // sort of what it adds, so it grows geometrically from what was last
-      // asked for: 64, 512, 4096, then 4x (16384, 65536, ...), or to the
-      // need when that is more. Past a few thousand entries the sort of an
-      // 8x overshoot (up to 8x the prefix the search needed; the whole row
-      // from k ~ V/8) costs more than a gather. EnsureSorted keeps all it
-      // gathered, sorted (the threshold's margin), on top. Measured in wasm
-      // (sample(), k from 100 to V/2 in 19 log steps, primal 2 on the
-      // LLM-shaped row and dual 1.5 on the flat one): geometric mean
-      // 0.79-0.80x of the former 8x on what was sorted (with a selection
-      // before the sort); for primal 2, 8x throughout 0.84x, 4x 0.86x.
+      // asked for: 64, 512, then 4x (2048, 8192, 32768, ...), or to the need
+      // when that is more. An 8x step overshoots by up to 8x the prefix the
+      // search needed (the whole row from k ~ V/8), and sorting that costs
+      // more than another gather. EnsureSorted keeps all it gathered, sorted
+      // (the threshold's margin), on top. Measured in wasm (sample(), k from
+      // 100 to V/2 in 19 log steps): geometric mean 0.77x (primal 2,
+      // LLM-shaped row) and 0.80x (dual 1.5, flat row) of the former 8x on
+      // what was sorted (with a selection before the sort); 8x up to 4096
+      // 0.80x / 0.84x, 8x throughout 0.84x, 4x from 64 0.86x (primal 2).
       const size_t sorted = c_.truncated ? c_.sorted : c_.size;
       if (need > sorted) {
         constexpr size_t kFirstPrefix = 64;
-        const size_t next = requested_ == 0      ? kFirstPrefix
-                            : requested_ < 4096 ? 8 * requested_
-                                                : 4 * requested_;
+        const size_t next = requested_ == 0   ? kFirstPrefix
+                            : requested_ < 512 ? 8 * requested_
+                                               : 4 * requested_;
         requested_ = std::min(c_.Count(), std::max(need, next));
         if (g_request_count < kRecordedRequests) g_requests[g_request_count++] = requested_;
         EnsureSorted(c_, requested_, ws_);

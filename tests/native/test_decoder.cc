@@ -645,7 +645,7 @@ TEST_CASE("-0 and +0 tie: the lower id comes first, whichever carries the sign")
 }
 
 TEST_CASE("Bregman search: the sorted prefix grows geometrically from 64 and stays within a small multiple of the support") {
-  // The stage asks EnsureSorted for 64, 512, 4096, then 4x more (or what the
+  // The stage asks EnsureSorted for 64, 512, then 4x more (or what the
   // search needs, when that is more), and a growth keeps all it gathers (at
   // most 3x what it asked). f961bf6 grew 8x from the search's first, tiny
   // request (2, 67, 992, 7936 at k ~ 1031: a loose threshold at 992 and

@@ -106,7 +106,7 @@ TEST_CASE("EnsureSorted on the row: every prefix equals the full sort (sample, f
         // A growing prefix, as the Bregman stage asks (8x, then 4x), and
         // one entry past what is sorted each time (a probe just beyond it).
         RowCands x(row, blocks);
-        for (size_t m = 1; m < 2 * v; m *= m < 1024 ? 8 : 4) {
+        for (size_t m = 1; m < 2 * v; m *= m < 512 ? 8 : 4) {
           CAPTURE(m);
           bd::EnsureSorted(x.c, m, x.ws);
           CheckPrefix(x, row, want, m);
