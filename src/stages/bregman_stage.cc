@@ -41,6 +41,9 @@ class CandidateProbs final : public SortedProbs {
       // LLM-shaped row) and 0.80x (dual 1.5, flat row) of the former 8x on
       // what was sorted (with a selection before the sort); 8x up to 4096
       // 0.80x / 0.84x, 8x throughout 0.84x, 4x from 64 0.86x (primal 2).
+      // Above V/2 (k 160 000-224 000) the whole-row rule below is 4-9 %
+      // faster than growing to V/2 first, and at k 65 000-131 072 5-15 %
+      // slower (docs/bregman.md, "The sorted prefix").
       const size_t sorted = c_.truncated ? c_.sorted : c_.size;
       if (need > sorted) {
         constexpr size_t kFirstPrefix = 64;
@@ -48,6 +51,11 @@ class CandidateProbs final : public SortedProbs {
                             : requested_ < 512 ? 8 * requested_
                                                : 4 * requested_;
         requested_ = std::min(c_.Count(), std::max(need, next));
+        // Half the row or more, for a search already past a quarter of it:
+        // the whole row (its keys straight from the row, EnsureSorted), as
+        // a growth to half of it would most likely fall short and be
+        // followed by the whole row anyway.
+        if (2 * requested_ >= c_.Count() && 4 * need > c_.Count()) requested_ = c_.Count();
         if (g_request_count < kRecordedRequests) g_requests[g_request_count++] = requested_;
         EnsureSorted(c_, requested_, ws_);
       }
