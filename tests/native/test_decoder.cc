@@ -644,6 +644,23 @@ TEST_CASE("-0 and +0 tie: the lower id comes first, whichever carries the sign")
   }
 }
 
+namespace {
+
+// The largest lambda (within 0.1 %) whose adaptive k reaches target on row
+// (bisection on log lambda, with the default search).
+double LambdaForK(bd::Decoder& dec, const std::vector<float>& row, bd::DecodeOptions o,
+                  size_t target) {
+  double lo = 1e-300, hi = 10.0;
+  for (int it = 0; it < 80 && hi / lo > 1.001; ++it) {
+    o.bregman.lambda = std::sqrt(lo * hi);
+    REQUIRE(dec.Decode(row.data(), row.size(), o) == bd::StatusCode::kOk);
+    (dec.k() >= target ? lo : hi) = o.bregman.lambda;
+  }
+  return lo;
+}
+
+}  // namespace
+
 TEST_CASE("Bregman search: the sorted prefix grows geometrically from 64 and stays within a small multiple of the support") {
   // The stage asks EnsureSorted for 64, 512, then 4x more (or what the
   // search needs, when that is more), and a growth keeps all it gathers (at
@@ -660,13 +677,7 @@ TEST_CASE("Bregman search: the sorted prefix grows geometrically from 64 and sta
     o.bregman.alpha = alpha;
     for (size_t target : {size_t{40}, size_t{700}, size_t{1031}, size_t{4097}, size_t{20000},
                           size_t{150000}}) {
-      double lo = 1e-300, hi = 10.0;
-      for (int it = 0; it < 80 && hi / lo > 1.001; ++it) {
-        o.bregman.lambda = std::sqrt(lo * hi);
-        REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
-        (dec.k() >= target ? lo : hi) = o.bregman.lambda;
-      }
-      o.bregman.lambda = lo;
+      o.bregman.lambda = LambdaForK(dec, row, o, target);
       REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
       CAPTURE(alpha);
       CAPTURE(dec.k());
@@ -704,14 +715,7 @@ TEST_CASE("Bregman search: settling probes save Newton work, decide every probe'
     o.bregman.divergence = m.div;
     o.bregman.alpha = m.alpha;
     for (size_t target : {size_t{300}, v / 3}) {
-      // lambda for k ~ target (bisection on log lambda, with the default search).
-      double lo = 1e-300, hi = 10.0;
-      for (int it = 0; it < 80 && hi / lo > 1.001; ++it) {
-        o.bregman.lambda = std::sqrt(lo * hi);
-        REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
-        (dec.k() >= target ? lo : hi) = o.bregman.lambda;
-      }
-      o.bregman.lambda = lo;
+      o.bregman.lambda = LambdaForK(dec, row, o, target);
       CAPTURE(target);
       bd::SetBregmanSettlingForTesting(false);
       const size_t c0 = bd::BregmanNewtonCoordinatesForTesting();
