@@ -5,10 +5,9 @@
 // Bregman) are the original ones; the others have a header each.
 #pragma once
 
-#include <vector>
-
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "bregman/bregman.h"
 #include "candidates.h"
