@@ -66,6 +66,9 @@ struct Candidates {
 
   // Number of candidates (finite logits in the row, or the list size).
   size_t Count() const { return truncated ? size : row_finite; }
+  // Number of candidates known in order: the list's sorted head, or on the
+  // row the sorted prefix gathered so far (EnsureSorted).
+  size_t SortedCount() const { return truncated ? sorted : size; }
 };
 
 // Ensures the first min(m, Count()) candidates in order are available in

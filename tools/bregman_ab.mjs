@@ -5,8 +5,9 @@
 //   MODES='[["primal",4],["dual",3]]' TARGETS='[1000,131072]' ROUNDS=5 \
 //     node tools/bregman_ab.mjs OLD_DIST NEW_DIST [...]
 // (KIND=flat for bench/suite.mjs's flat row; the default is its LLM-shaped
-// row, seed 1, V = 262144. CALL=sample times sample(), as the bench does:
-// no objective, so no pass for its tail sum.)
+// row, seed 1, V = 262144; SEED=N for another row, e.g. bench/bench.mjs's
+// V * 7 (LLM-shaped) and V * 7 + 1 (flat). CALL=sample times sample(), as
+// the bench does: no objective, so no pass for its tail sum.)
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { makeRow } from '../bench/suite.mjs';

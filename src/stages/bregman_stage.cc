@@ -44,8 +44,7 @@ class CandidateProbs final : public SortedProbs {
       // Above V/2 (k 160 000-224 000) the whole-row rule below is 4-9 %
       // faster than growing to V/2 first, and at k 65 000-131 072 5-15 %
       // slower (docs/bregman.md, "The sorted prefix").
-      const size_t sorted = c_.truncated ? c_.sorted : c_.size;
-      if (need > sorted) {
+      if (need > c_.SortedCount()) {
         constexpr size_t kFirstPrefix = 64;
         const size_t next = requested_ == 0   ? kFirstPrefix
                             : requested_ < 512 ? 8 * requested_
@@ -59,7 +58,7 @@ class CandidateProbs final : public SortedProbs {
         if (g_request_count < kRecordedRequests) g_requests[g_request_count++] = requested_;
         EnsureSorted(c_, requested_, ws_);
       }
-      const size_t avail = c_.truncated ? c_.sorted : c_.size;
+      const size_t avail = c_.SortedCount();
       if (ws_.prefix_p.size() < avail) ws_.prefix_p.resize(std::max(avail, 2 * ws_.prefix_p.size()));
       // Convert only what was asked for (each entry's conversion is its
       // own, so converting in pieces gives the same bits): the sorted
@@ -103,7 +102,7 @@ double ApplyBregman(Candidates& c, const BregmanParams& params, Workspace& ws,
   g_request_count = 0;
   CandidateProbs probs(c, ws);
   const BregmanResult r = DecodeBregman(params, probs, ws.bregman, want_objective);
-  g_sorted_prefix = c.truncated ? c.sorted : c.size;
+  g_sorted_prefix = c.SortedCount();
   EnsureSorted(c, r.k, ws);
   TruncateToSorted(c, r.k);
   // q stays where the solver left it (ws.bregman.q, untouched until the next
