@@ -111,5 +111,7 @@ void SetBregmanSettleCheckForTesting(bool on);
 size_t BregmanSettleDisagreementsForTesting();
 size_t BregmanSettledProbesForTesting();
 size_t BregmanNewtonCoordinatesForTesting();
+// Probes settled by an anchored start widened by its predicted error.
+size_t BregmanEstimateSettlesForTesting();
 
 }  // namespace bd

@@ -25,6 +25,7 @@ bool g_settle_check = false;   // set only by tests
 thread_local size_t g_settle_disagreements = 0;
 thread_local size_t g_settled_probes = 0;
 thread_local size_t g_newton_coordinates = 0;
+thread_local size_t g_estimate_settles = 0;
 
 // Grows v to at least n elements. Never shrinks, so a warm workspace never
 // reallocates for a k it has already seen.
@@ -116,12 +117,13 @@ class PerK {
     };
     const Test test{this, Probs(k)[k - 1], lambda, k == 1};
     const SigmaTest settle{
-        [](const void* ctx, double nu, double q_last, bool nu_is_upper) {
+        [](const void* ctx, double nu, double q_last, bool nu_is_upper, bool tight) {
           const Test& t = *static_cast<const Test*>(ctx);
           double nu_copy = nu;
           const double sigma = t.self->ConjugateGain(t.p_last, q_last, t.single, &nu_copy);
-          return nu_is_upper ? sigma <= t.lambda * (1.0 - kSettleSlack)
-                             : sigma > t.lambda * (1.0 + kSettleSlack);
+          const double slack = tight ? kEstimateSlack : kSettleSlack;
+          return nu_is_upper ? sigma <= t.lambda * (1.0 - slack)
+                             : sigma > t.lambda * (1.0 + slack);
         },
         &test};
     const Solved& probe = Solve(k, false, g_settling ? &settle : nullptr);
@@ -190,6 +192,7 @@ class PerK {
     double nu_lo = 0.0;      // a lower bound on the root (0: none; settled: 0 iff it decided
                              // sigma_k <= lambda)
     double guess = 0.0;      // exact: nu; settled: the estimate its start came from
+    double anchor_curvature = 0.0;  // see Multiplier::anchor_curvature (0: none)
   };
 
   // Far above the rounding of sigma and of the equation's sign near its root
@@ -198,6 +201,10 @@ class PerK {
   // root: 1e-6 let such probes settle and be solved twice (20 % more
   // coordinates on the flat row at k ~ V/2).
   static constexpr double kSettleSlack = 1e-4;
+  // The margin for an anchored estimate widened by its predicted error (see
+  // SolveMultiplier): above sigma's rounding (~1e-14), as AdaptiveK's tie
+  // slack; supports next to each other differ by ~1e-5 or more near k ~ V/2.
+  static constexpr double kEstimateSlack = 1e-9;
   // A galloping probe's start, as a fraction of the extrapolated nu (see
   // Solve): low enough that the first evaluation usually bounds nu from
   // below, close enough that its Newton step estimates the root well.
@@ -296,13 +303,18 @@ class PerK {
     const double curvature_in = nu.curvature;
     // The nearest exactly solved support, when it is close (its coordinates
     // beyond the shared ones cost at most a quarter of an evaluation): the
-    // solver starts one Newton step from it.
+    // solver starts one Newton step from it. One beyond a settled neighbour
+    // (near the answer the neighbours are often settled probes) only from a
+    // few supports away: from farther, the step can overshoot far (concave
+    // maps) and cost the solve more than it saves.
     const Solved* anchor = nullptr;
     if (same == nullptr) {
-      for (const Solved* n : {below, above}) {
-        if (n == nullptr || !n->exact || !(n->slope > 0.0) || !(n->nu > 0.0) || n->k < 2) continue;
+      for (const Solved& c : cache_) {
+        const Solved* n = &c;
+        if (n->k == 0 || !n->exact || !(n->slope > 0.0) || !(n->nu > 0.0) || n->k < 2) continue;
         const size_t gap = n->k > k ? n->k - k : k - n->k;
         if (4 * gap > k) continue;
+        if (n != below && n != above && gap > kFarAnchorGap + k / 1024) continue;
         const size_t best = anchor == nullptr ? 0 : (anchor->k > k ? anchor->k - k : k - anchor->k);
         if (anchor == nullptr || gap < best) anchor = n;
       }
@@ -311,6 +323,16 @@ class PerK {
       nu.anchor_k = anchor->k;
       nu.anchor_nu = anchor->nu;
       nu.anchor_slope = anchor->slope;
+      // The anchored starts' measured error ratio, from any cached solve,
+      // with the curvature's margin (the ratio changes little between
+      // neighbouring supports).
+      for (const Solved& c : cache_) {
+        nu.anchor_curvature =
+            std::max(nu.anchor_curvature, kCurvatureMargin * c.anchor_curvature);
+      }
+      // That error is Newton's quadratic one (from anchor_nu) plus the
+      // anchor slope's: a bound on Newton's constant too.
+      nu.curvature = std::max(nu.curvature, nu.anchor_curvature);
     }
     nu.powers = Powers(k);
     const double* p = Probs(k);
@@ -322,8 +344,10 @@ class PerK {
     // None measured (it stopped on the first step): pass the neighbours' on.
     out.curvature = nu.curvature > 0.0 ? nu.curvature : curvature_in / kCurvatureMargin;
     out.slope = nu.slope;
+    out.anchor_curvature = nu.measured_anchor_curvature;
     out.sigma = ConjugateGain(p[k - 1], ws_.q[k - 1], k == 1, &out.nu);
     out.exact = !nu.settled;
+    g_estimate_settles += nu.settled_by_estimate;
     out.nu_hi = !nu.settled || nu.settled_upper ? out.nu : 0.0;
     out.nu_lo = !nu.settled || !nu.settled_upper ? out.nu : 0.0;
     out.guess = out.nu;
@@ -383,6 +407,7 @@ class PerK {
   }
 
   static constexpr int kCacheSize = 6;
+  static constexpr size_t kFarAnchorGap = 16;
 
   const BregmanDivergence divergence_;
   const double alpha_;
@@ -563,6 +588,7 @@ void SetBregmanSettleCheckForTesting(bool on) { g_settle_check = on; }
 size_t BregmanSettleDisagreementsForTesting() { return g_settle_disagreements; }
 size_t BregmanSettledProbesForTesting() { return g_settled_probes; }
 size_t BregmanNewtonCoordinatesForTesting() { return g_newton_coordinates; }
+size_t BregmanEstimateSettlesForTesting() { return g_estimate_settles; }
 
 BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
                             BregmanWorkspace& ws, bool want_objective) {

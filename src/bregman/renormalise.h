@@ -18,11 +18,13 @@ namespace bregman_detail {
 
 // A search probe's question about a support's multiplier: is sigma (a
 // quantity increasing in nu, computed from nu and the last coordinate's q)
-// on a given side of a threshold? decided(ctx, nu, q_last, nu_is_upper) says
-// whether nu, a bound on the root (an upper bound when nu_is_upper), already
-// settles it.
+// on a given side of a threshold? decided(ctx, nu, q_last, nu_is_upper,
+// tight) says whether nu, a bound on the root (an upper bound when
+// nu_is_upper), already settles it: by a wide margin, or (tight) by a margin
+// just above the rounding of sigma, for a bound that is the estimate of a
+// nearly solved root widened by its predicted error.
 struct SigmaTest {
-  bool (*decided)(const void* ctx, double nu, double q_last, bool nu_is_upper);
+  bool (*decided)(const void* ctx, double nu, double q_last, bool nu_is_upper, bool tight);
   const void* ctx;
 };
 
@@ -58,6 +60,13 @@ struct Multiplier {
   // out: d(sum q)/d nu at the solve's last evaluation (0: none), a later
   // solve's anchor_slope.
   double slope = 0.0;
+  // in: a bound on the anchored start's error over its step squared, |start
+  // - root| / (anchor_nu - start)^2 (from neighbouring solves, with a
+  // margin; 0: none).
+  double anchor_curvature = 0.0;
+  // out: that ratio as this solve measured it (its first exact Newton step
+  // from a short anchored start; 0: none).
+  double measured_anchor_curvature = 0.0;
   // in: start is this support's nu already (a probe priced again): the
   // solver applies it without a Newton step.
   bool known = false;
@@ -75,6 +84,7 @@ struct Multiplier {
   // last q there) estimate the solution.
   bool settled = false;
   bool settled_upper = false;
+  bool settled_by_estimate = false;  // by the anchored start's predicted error
   double estimate_nu = 0.0;
   double estimate_q_last = 0.0;
 };
@@ -167,26 +177,44 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
 // A known hint is applied without an evaluation. Fills the hint's outputs.
 // sums_over(from, to, nu, init, &sum, &slope, rough): sum = init + the
 // increments q - p over p[from..to), slope = the sum of dq/dnu there; rough
-// allows approximate sums (see eval below); it returns whether they are exact.
+// allows approximate sums, each increment within rough_error of its q (0:
+// the map has no rough form); it returns whether the sums are exact.
+//
+// Far from the root Newton needs only the sign and a rough size of F, so the
+// solver evaluates roughly (the maps' short forms, a third to half the
+// cost) while its start is a guess (cold) or a probe's start far from the
+// root on purpose (rough_first), and while the last step moved nu by more
+// than kRoughStep relative (Newton's error after it is then still far above
+// the rough error); exactly once the steps are small. A rough evaluation
+// whose log(sum q) lies within twice the error is redone exactly at the same
+// nu. Which evaluations are rough depends only on the path from the start,
+// so a solve from the same start (a support's final solve, cold) gives the
+// same bits whatever came before it.
+// An anchored start's step (relative to nu) below which its error is
+// measured and predicted as quadratic in the step (SolveMultiplier).
+constexpr double kShortAnchorStep = 1e-3;
+
 template <class SumsOver, class Guess>
 double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& sums_over,
-                       const Guess& guess, double lo, double hi, Multiplier* hint) {
+                       const Guess& guess, double lo, double hi, Multiplier* hint,
+                       double rough_error = 0.0) {
+  // sqrt(10 error): a step of that size leaves an error of order its square.
+  const double rough_step = std::sqrt(10.0 * rough_error);
   double last_slope = 0.0;
   int evaluations = 0;
-  // A probe that may stop on a bound (settle, below) and starts far from the
-  // root on purpose: its first evaluation may be rough (sums_over(..., true)
-  // returns false then: each increment within kDualRoughError, so log(sum q)
-  // too), enough whenever its sign is beyond that error; otherwise the same
-  // nu is evaluated again exactly. (A start near the root keeps its exact
-  // first evaluation: that one may already end the solve.)
-  const bool rough_first = hint != nullptr && hint->settle != nullptr && hint->rough_first;
+  bool rough_start = false;  // set once the start is known (below)
+  double first_exact_step = -1.0;  // |Newton step| of the first exact evaluation
+  double last_nu = 0.0;
   auto eval = [&](double nu, double* f, double* df) {
     double sum = 0.0, slope = 0.0;
     bool exact = false, done = false;
-    if (rough_first && evaluations == 0) {
+    const bool far = rough_error > 0.0 && (evaluations == 0 ? rough_start
+                                           : std::fabs(nu - last_nu) > rough_step * nu);
+    last_nu = nu;
+    if (far) {
       ++evaluations;
       exact = sums_over(0, k, nu, -rem, &sum, &slope, true);
-      done = exact || std::fabs(Log1pF64(sum)) > 2.0 * kDualRoughError;
+      done = exact || std::fabs(Log1pF64(sum)) > 2.0 * rough_error;
     }
     if (!done) {
       ++evaluations;
@@ -196,6 +224,7 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
     last_slope = slope;
     *f = Log1pF64(sum);
     *df = slope / (1.0 + sum);
+    if (exact && first_exact_step < 0.0) first_exact_step = std::fabs(*f / *df);
     return exact;
   };
   Multiplier anchored;
@@ -214,6 +243,10 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
   }
   double nu0 = 0.0;
   StartFrom(start, guess, &nu0, &lo, &hi);
+  // Cold: the start is not the hint's (interpolated or anchored near the
+  // root), or is far on purpose.
+  rough_start = !(start != nullptr && start->start == nu0) ||
+                (hint->settle != nullptr && hint->rough_first);
   double curvature = hint != nullptr ? hint->curvature : 0.0;
   const bool known = hint != nullptr && hint->known && nu0 == hint->start;
   // A probe that only asks a sigma question stops at the first evaluation
@@ -224,7 +257,7 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
     double incr = 0.0, unused = 0.0;
     sums_over(k - 1, k, x, 0.0, &incr, &unused, false);
     const bool upper = f > 0.0;  // sum q > 1 at x: the root is below x
-    if (!hint->settle->decided(hint->settle->ctx, x, p[k - 1] + incr, upper)) return false;
+    if (!hint->settle->decided(hint->settle->ctx, x, p[k - 1] + incr, upper, false)) return false;
     hint->settled = true;
     hint->settled_upper = upper;
     const double next = x - f / df;
@@ -233,7 +266,55 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
     hint->estimate_q_last = p[k - 1] + incr;
     return true;
   };
-  if (hint != nullptr) hint->settled = false;
+  if (hint != nullptr) {
+    hint->settled = hint->settled_by_estimate = false;
+    hint->measured_anchor_curvature = 0.0;
+  }
+  // A neighbour's bound may settle the probe before any evaluation: the
+  // root lies below an upper bound and above a lower one, so the test at the
+  // bound decides as an evaluation there would (one coordinate's map).
+  // So may the anchored start (one Newton step from a solved support a few
+  // coordinates away): its error is predicted by the neighbours' quadratic
+  // constant (times the hint's margin) and the anchor slope's own error
+  // (from its last evaluation, one small step from its root), and the
+  // start widened by that error on either side decides the test by the
+  // tight margin when the probe is not at the crossing itself (near the
+  // search's answer, supports one token apart differ in sigma by far more
+  // than that error). Such bounds are estimates, as trusted as the
+  // solver's predicted stops.
+  if (hint != nullptr && hint->settle != nullptr && !known) {
+    bool estimated = from_anchor > 0.0 && nu0 == from_anchor && hint->anchor_curvature > 0.0;
+    const double anchor_step = estimated ? std::fabs(hint->anchor_nu - from_anchor) : 0.0;
+    const double error = hint->anchor_curvature * anchor_step * anchor_step +
+                         1e-6 * anchor_step + 1e-13 * from_anchor;
+    // Only a short step is quadratic (and its ratio transfers).
+    if (!(anchor_step <= kShortAnchorStep * from_anchor && error <= 1e-6 * from_anchor)) {
+      estimated = false;
+    }
+    for (int pass = 0; pass < 4; ++pass) {
+      const bool upper = pass % 2 == 0, tight = pass >= 2;
+      if (tight && !estimated) break;
+      const double bound = tight ? (upper ? nu0 + error : nu0 - error)
+                                 : (upper ? hint->upper : hint->lower);
+      if (!(bound > 0.0) || (tight && !(bound > lo && bound < hi))) continue;
+      double incr = 0.0, unused = 0.0;
+      sums_over(k - 1, k, bound, 0.0, &incr, &unused, false);
+      if (!hint->settle->decided(hint->settle->ctx, bound, p[k - 1] + incr, upper, tight)) {
+        continue;
+      }
+      hint->settled = true;
+      hint->settled_upper = upper;
+      hint->settled_by_estimate = tight;
+      hint->estimate_nu = nu0;
+      sums_over(k - 1, k, nu0, 0.0, &incr, &unused, false);
+      hint->estimate_q_last = p[k - 1] + incr;
+      hint->value = bound;
+      hint->curvature = 0.0;  // none measured
+      hint->slope = 0.0;
+      hint->evaluations = 0;
+      return bound;
+    }
+  }
   const double nu =
       known ? nu0 : SafeguardedNewton(eval, lo, hi, nu0, &curvature, 1e-12, 200, settled);
   if (hint != nullptr) {
@@ -241,6 +322,13 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
     hint->curvature = curvature;
     hint->slope = last_slope;
     hint->evaluations = evaluations;
+    const double anchor_step = from_anchor > 0.0 && nu0 == from_anchor
+                                   ? std::fabs(hint->anchor_nu - from_anchor)
+                                   : 0.0;
+    hint->measured_anchor_curvature =
+        anchor_step > 0.0 && anchor_step <= kShortAnchorStep * nu && first_exact_step >= 0.0
+            ? first_exact_step / (anchor_step * anchor_step)
+            : 0.0;
   }
   return nu;
 }

@@ -150,7 +150,7 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
         const double slope_at_zero = SupportMass(p_pow, k);
         return slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0;
       },
-      0.0, 1.0, hint);
+      0.0, 1.0, hint, algebraic ? 0.0 : kDualRoughError);
 
   const bool last_only = hint != nullptr && hint->last_only;
   const size_t first = last_only ? k - 1 : 0;

@@ -57,19 +57,21 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
 
   // Over p[from..to): *sum = init + sum of the increments q - p, *slope =
   // sum of dq/dnu (tokens with p^b = 0 gain (b nu)^{1/b}).
-  // (No rough variant: the sums are always exact.)
+  // rough: the general map's short form (kPrimalRoughError); the algebraic
+  // forms are always exact.
   auto sums_over = [&](size_t from, size_t to, double nu, double init, double* sum_out,
-                       double* slope_out, bool /*rough*/) {
+                       double* slope_out, bool rough) {
     const double shift = b * nu;  // q^b - p^b
     // Other alphas: q/p - 1 = (1 + x)^{1/b} - 1 = expm1(log1p(x) / b), x = s / p^b,
     // on float64 lanes; tokens with p^b = 0 gain (b nu)^{1/b} each.
     const double z = !vectorised && b > 0.0 ? PowAlpha(shift, 1.0 / b) : 0.0;
     const SupportMapSums sums =
         vectorised ? SumSupportMap(vector_map, p + from, pow_b + from, to - from, shift)
-                   : SumPrimalPowerMap(p + from, pow_b + from, to - from, b, shift, z, z / shift);
+                   : SumPrimalPowerMap(p + from, pow_b + from, to - from, b, shift, z, z / shift,
+                                       rough);
     *sum_out = init + sums.increment;
     *slope_out = sums.slope;
-    return true;
+    return vectorised || !rough;
   };
   // Without a hint, the first-order guess nu0 = rem / F'(0): right of the
   // root when F is convex (alpha < 2) and left of it when concave (alpha > 2),
@@ -80,7 +82,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
         const double slope = slope_at_zero();
         return slope > 0.0 ? rem / slope : 0.0;
       },
-      0.0, hi, hint);
+      0.0, hi, hint, vectorised ? 0.0 : kPrimalRoughError);
 
   const double shift = b * nu;
   const bool last_only = hint != nullptr && hint->last_only;

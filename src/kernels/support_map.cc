@@ -626,8 +626,18 @@ double ApplySupportMapImpl(SupportMap map, const double* p, const double* a, siz
   });
 }
 
+// e^L - 1 of the general primal map to ~1e-10 of q / p (the rough sums):
+// L = log(1 + x) / b by the short log and exp, clamped as LogRatio clamps.
+template <class Ops, class V>
+HWY_INLINE V PowerRatioM1Rough(V x_in, V inv_b) {
+  const V x = Ops::Max(Ops::Min(x_in, Ops::Set(0x1p1000)), Ops::Set(-1.0 + 0x1p-52));
+  const V L = Ops::Mul(LogRoughLanes<Ops>(Ops::Add(Ops::Set(1.0), x)), inv_b);
+  return Ops::Sub(ExpRoughLanes<Ops>(Ops::Min(L, Ops::Set(709.0))), Ops::Set(1.0));
+}
+
 SupportMapSums SumPrimalPowerMapImpl(const double* p, const double* a, size_t k, double b,
-                                     double shift, double zero_gain, double zero_slope) {
+                                     double shift, double zero_gain, double zero_slope,
+                                     bool rough) {
   const double inv_b = 1.0 / b;
   double totals[2];
   SumF64Lanes<2>(
@@ -637,7 +647,9 @@ SupportMapSums SumPrimalPowerMapImpl(const double* p, const double* a, size_t k,
         const auto pv = Ops::Load(p + i), av = Ops::Load(a + i), sv = Ops::Set(shift);
         typename Ops::V far;
         const auto x = Quotient<Ops>(av, sv, &far);
-        const auto incr = Ops::Mul(pv, PowerRatioM1<Ops>(x, Ops::Set(b), Ops::Set(inv_b)));
+        const auto ratio = rough ? PowerRatioM1Rough<Ops>(x, Ops::Set(inv_b))
+                                 : PowerRatioM1<Ops>(x, Ops::Set(b), Ops::Set(inv_b));
+        const auto incr = Ops::Mul(pv, ratio);
         // dq/dnu = q^{2-alpha} = q / q^b = q / (a + s); a = +inf (p = 0,
         // alpha < 1) gives q = 0 and 0.
         const auto slope = Ops::Div(Ops::Add(pv, incr), Ops::Add(av, sv));
@@ -759,8 +771,9 @@ double SupportMin(const double* a, size_t k) {
 }
 
 SupportMapSums SumPrimalPowerMap(const double* p, const double* a, size_t k, double b,
-                                 double shift, double zero_gain, double zero_slope) {
-  return HWY_DYNAMIC_DISPATCH(SumPrimalPowerMapImpl)(p, a, k, b, shift, zero_gain, zero_slope);
+                                 double shift, double zero_gain, double zero_slope, bool rough) {
+  return HWY_DYNAMIC_DISPATCH(SumPrimalPowerMapImpl)(p, a, k, b, shift, zero_gain, zero_slope,
+                                                     rough);
 }
 
 double ApplyPrimalPowerMap(const double* p, const double* a, size_t k, double alpha,

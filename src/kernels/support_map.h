@@ -54,8 +54,13 @@ double ApplySupportMap(SupportMap map, const double* p, const double* a, size_t 
 // a_i = 0 (alpha > 1: p^b underflowed, or p = 0), and any a_i below s 2^-1000,
 // gains zero_gain = s^{1/b} (to 2^-1000 / b relative), with d/dnu zero_slope;
 // a_i = +inf (alpha < 1, p = 0) gets q = 0.
+// rough: q / p from the short log and exp (~1e-10 relative; each increment
+// within kPrimalRoughError of q, so the sum within it of sum q), about a third
+// of the cost: for Newton's steps far from the root.
+constexpr double kPrimalRoughError = 1e-8;
 SupportMapSums SumPrimalPowerMap(const double* p, const double* a, size_t k, double b,
-                                 double shift, double zero_gain, double zero_slope);
+                                 double shift, double zero_gain, double zero_slope,
+                                 bool rough = false);
 
 // Writes q[0..k) of that map and returns sum_i d(q_i, p_i) (a_i = 0 or below
 // s 2^-1000: q_i = zero_mass, at zero_cost each).

@@ -81,8 +81,19 @@ TEST_CASE("solver hints: an anchored start saves evaluations, a known multiplier
     REQUIRE(anchor.nu.value > 0.0);
     REQUIRE(anchor.nu.slope > 0.0);
     // As in the search: the neighbour's quadratic constant, with a margin,
-    // lets a start close enough stop after one evaluation.
-    const double curvature = 100.0 * anchor.nu.curvature;
+    // lets a start close enough stop after one evaluation. A cold solve
+    // whose first steps are rough measures none; an anchored one measures
+    // its start's error ratio (anchor_curvature), which bounds it too.
+    double curvature = 100.0 * anchor.nu.curvature;
+    if (!(curvature > 0.0)) {
+      Multiplier first = base;
+      first.anchor_k = kAnchor;
+      first.anchor_nu = anchor.nu.value;
+      first.anchor_slope = anchor.nu.slope;
+      const Solve measured = Run(f.div, f.alpha, p, kAnchor + 3, first);
+      curvature = 100.0 * measured.nu.measured_anchor_curvature;
+    }
+    REQUIRE(curvature > 0.0);
     for (size_t k : {kAnchor + 600, kAnchor - 600, kAnchor + 3, kAnchor + 1, kAnchor - 1}) {
       CAPTURE(k);
       const Solve plain = Run(f.div, f.alpha, p, k, base);
@@ -122,7 +133,7 @@ TEST_CASE("solver hints: an anchored start saves evaluations, a known multiplier
   }
 }
 
-TEST_CASE("solver hints: a settling probe stops at a bound on the decided side, and a test that never settles changes nothing but the general dual's Newton path") {
+TEST_CASE("solver hints: a settling probe stops at a bound on the decided side, and a test that never settles changes nothing but the general maps' Newton path") {
   const std::vector<double> p = SortedZipf(20000);
   constexpr size_t kK = 12000;
   const Family families[] = {
@@ -137,7 +148,7 @@ TEST_CASE("solver hints: a settling probe stops at a bound on the decided side, 
     int mode;
     int calls;
   };
-  auto decided = [](const void* c, double nu, double q_last, bool) {
+  auto decided = [](const void* c, double nu, double q_last, bool, bool) {
     Ctx& ctx = *const_cast<Ctx*>(static_cast<const Ctx*>(c));
     ++ctx.calls;
     return ctx.mode == 1 && nu > 0.0 && q_last > 0.0;
@@ -158,10 +169,13 @@ TEST_CASE("solver hints: a settling probe stops at a bound on the decided side, 
     with_never.rough_first = true;
     const Solve same = Run(f.div, f.alpha, p, kK, with_never);
     CHECK_FALSE(same.nu.settled);
-    // The general dual's first evaluation of a probe may be rough (half the
-    // cost; counted), and is then redone exactly only near the root: the
-    // Newton path differs, the root does not (the plain solve's tolerance).
-    const bool rough_first = f.div == BregmanDivergence::kDual && f.alpha != 1.5 && f.alpha != 3.0;
+    // The general maps' first evaluation of a probe may be rough (their
+    // short forms; counted), and is then redone exactly only near the root:
+    // the Newton path differs, the root does not (the plain solve's
+    // tolerance).
+    bd::SupportMap unused_map;
+    const bool rough_first =
+        !bd::FindSupportMap(f.div == BregmanDivergence::kPrimal, f.alpha, &unused_map);
     CHECK(never.calls <= same.nu.evaluations);
     if (rough_first) {
       CHECK(std::fabs(same.nu.value - exact.nu.value) <= 1e-12 * exact.nu.value);
@@ -179,7 +193,8 @@ TEST_CASE("solver hints: a settling probe stops at a bound on the decided side, 
       probe.settle = &always_test;
       probe.rough_first = true;
       probe.start = exact.nu.value * start;
-      probe.upper = exact.nu.value * 2.0;
+      // (No bounds: a bound that settles the test ends the solve before any
+      // evaluation, checked below.)
       const Solve bound = Run(f.div, f.alpha, p, kK, probe);
       CAPTURE(start);
       CHECK(bound.nu.settled);
@@ -197,6 +212,30 @@ TEST_CASE("solver hints: a settling probe stops at a bound on the decided side, 
       CHECK(std::fabs(bound.nu.estimate_nu - exact.nu.value) <
             0.5 * std::fabs(bound.nu.value - exact.nu.value));
       CHECK(bound.nu.estimate_q_last > 0.0);
+
+      // A neighbour's bound that settles the test ends the solve with no
+      // evaluation: at the bound, on its side, the estimate being the start.
+      for (const bool upper : {true, false}) {
+        Ctx at_bound{1, 0};
+        const bd::bregman_detail::SigmaTest at_bound_test{decided, &at_bound};
+        Multiplier bounded = plain;
+        bounded.settle = &at_bound_test;
+        bounded.start = exact.nu.value * start;
+        (upper ? bounded.upper : bounded.lower) = exact.nu.value * (upper ? 2.0 : 0.5);
+        const Solve pre = Run(f.div, f.alpha, p, kK, bounded);
+        CAPTURE(upper);
+        CHECK(pre.nu.settled);
+        CHECK(pre.nu.evaluations == 0);
+        CHECK(at_bound.calls == 1);
+        CHECK(pre.nu.settled_upper == upper);
+        CHECK(pre.nu.value == exact.nu.value * (upper ? 2.0 : 0.5));
+        CHECK(pre.nu.estimate_nu == bounded.start);
+        if (upper) {
+          CHECK(pre.q[kK - 1] > exact.q[kK - 1]);
+        } else {
+          CHECK(pre.q[kK - 1] < exact.q[kK - 1]);
+        }
+      }
     }
   }
 }

@@ -436,6 +436,50 @@ TEST_CASE("general dual map: rough sums stay well inside kDualRoughError") {
   MESSAGE("general dual map: worst rough increment error " << static_cast<double>(worst));
 }
 
+TEST_CASE("general primal map: rough sums stay well inside kPrimalRoughError of q") {
+  // The solver trusts a rough sum's sign beyond 2 kPrimalRoughError in
+  // log(sum q): each rough increment must be within that of its q (an
+  // increment far below p loses its own relative precision to 1 + x, not
+  // q's), and each slope within it relative.
+  LD worst = 0;
+  for (double alpha : kGeneralAlphas) {
+    const double b = alpha - 1.0;
+    for (size_t k : {9u, 1000u}) {
+      for (bool zeros : {false, true}) {
+        const std::vector<double> p = Probabilities(k, 3 * k + zeros, zeros);
+        std::vector<double> a(k);
+        for (size_t i = 0; i < k; ++i) a[i] = bd::bregman_detail::PrimalPower(p[i], b);
+        double amin = HUGE_VAL;
+        for (double x : a) amin = std::min(amin, x);
+        for (double nu : {1e-12, 1e-9, 1e-6, 1e-3, 0.05, 0.3}) {
+          if (b < 0 && nu >= amin / -b) continue;  // keep p^b + b nu > 0
+          const double shift = b * nu;
+          const double z = ZeroGain(b, shift);
+          for (size_t i = 0; i < k; ++i) {
+            const bd::SupportMapSums exact =
+                bd::SumPrimalPowerMap(&p[i], &a[i], 1, b, shift, z, z / shift);
+            const bd::SupportMapSums rough =
+                bd::SumPrimalPowerMap(&p[i], &a[i], 1, b, shift, z, z / shift, true);
+            const LD q = LD(p[i]) + exact.increment;
+            if (!(q > 1e-300)) continue;
+            const LD err = std::fabs(LD(rough.increment) - exact.increment) / q;
+            worst = std::max(worst, err);
+            CHECK_MESSAGE(err <= bd::kPrimalRoughError / 10,
+                          "alpha " << alpha << " p " << p[i] << " nu " << nu);
+            if (exact.slope > 0.0) {
+              const LD slope_err = std::fabs(LD(rough.slope) - exact.slope) / exact.slope;
+              CHECK_MESSAGE(slope_err <= bd::kPrimalRoughError,
+                            "alpha " << alpha << " p " << p[i] << " nu " << nu);
+            }
+          }
+        }
+      }
+    }
+  }
+  MESSAGE("general primal map: worst rough increment error " << static_cast<double>(worst)
+                                                             << " of q");
+}
+
 TEST_CASE("general dual: a multiplier below the double range is solved in log scale") {
   // A near-certain token and a tail of 1e-14 each: at alpha 40 the dual's
   // nu is ~1e-530 (the fuzzer found sum q = 1.87 here: nu cannot be
