@@ -78,6 +78,7 @@ struct BregmanWorkspace {
   std::vector<double> q;        // renormalised support, sorted order
   std::vector<double> scratch;  // solver temporaries
   std::vector<double> powers;   // per-coordinate powers of p for the search
+  std::vector<double> mass_lanes;  // SupportMass's lanes saved along the prefix
 };
 
 // Decodes one distribution. q (k values, aligned with the sorted prefix,

@@ -148,7 +148,10 @@ class PerK {
   // adaptive q must be bit-identical to the fixed-k q of the same support,
   // whatever path the search took.
   void HintFor(size_t k, Multiplier* nu) {
-    if (kind_ == TauKind::kGeneral) nu->powers = Powers(k);
+    if (kind_ == TauKind::kGeneral) {
+      nu->powers = Powers(k);
+      nu->kept = KeptMass(k);
+    }
   }
 
  private:
@@ -335,6 +338,7 @@ class PerK {
       nu.curvature = std::max(nu.curvature, nu.anchor_curvature);
     }
     nu.powers = Powers(k);
+    nu.kept = KeptMass(k);
     const double* p = Probs(k);
     Solved out;
     out.k = k;
@@ -373,6 +377,30 @@ class PerK {
     return slot;
   }
 
+  // SupportMass(p, k), resumed from the lanes saved every kMassCheckpoint
+  // entries (every solve needs its support's mass: a pass over k doubles
+  // each, a tenth of a decode at k ~ V/2 once probes settle without
+  // evaluations).
+  double KeptMass(size_t k) {
+    const double* p = Probs(k);
+    const size_t need = k / kMassCheckpoint;
+    if (mass_saved_ <= need) {
+      EnsureSize(ws_.mass_lanes, (need + 1) * kSupportMassLanes);
+      for (size_t c = mass_saved_; c <= need; ++c) {
+        double* lanes = ws_.mass_lanes.data() + c * kSupportMassLanes;
+        if (c == 0) {
+          std::fill(lanes, lanes + kSupportMassLanes, 0.0);
+        } else {
+          std::copy(lanes - kSupportMassLanes, lanes, lanes);
+          AccumulateMassLanes(p + (c - 1) * kMassCheckpoint, kMassCheckpoint, lanes);
+        }
+      }
+      mass_saved_ = need + 1;
+    }
+    return MassFromLanes(ws_.mass_lanes.data() + need * kSupportMassLanes, p,
+                         need * kMassCheckpoint, k);
+  }
+
   // The general solvers' per-coordinate powers of p (one pow each), kept for
   // every support the search solves: p^{alpha-1} primal, p^{2-alpha} dual.
   const double* Powers(size_t k) {
@@ -407,6 +435,7 @@ class PerK {
   }
 
   static constexpr int kCacheSize = 6;
+  static constexpr size_t kMassCheckpoint = 512;  // a multiple of kSupportMassLanes
   static constexpr size_t kFarAnchorGap = 16;
 
   const BregmanDivergence divergence_;
@@ -418,6 +447,7 @@ class PerK {
   bool have_sums_ = false;
   size_t built_ = 0;  // prefix sums are valid for i <= built_
   size_t powered_ = 0;  // ws.powers is valid for i < powered_
+  size_t mass_saved_ = 0;  // ws.mass_lanes holds the lanes at c kMassCheckpoint, c < mass_saved_
   Solved cache_[kCacheSize];
   int next_slot_ = 0;
 };

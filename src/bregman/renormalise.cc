@@ -57,7 +57,9 @@ double Renormalise(BregmanDivergence divergence, double alpha, const double* p,
   if (nu != nullptr) nu->value = 0.0;
   if (k == 0) return 0.0;
   const bool primal = divergence == BregmanDivergence::kPrimal;
-  const double kept = SupportMass(p, k);  // order-fixed SIMD lanes
+  // Order-fixed SIMD lanes (the caller's, resumed from saved lanes: the
+  // same bits).
+  const double kept = nu != nullptr && nu->kept > 0.0 ? nu->kept : SupportMass(p, k);
 
   // KL: proportional in both directions. The dual with alpha < 1 is outside
   // the contract (ValidateBregmanParams rejects it); it is routed here only so

@@ -42,6 +42,9 @@ struct Multiplier {
   // cost (a search probe needs the multiplier and the last q, and pricing
   // every coordinate costs several transcendental calls each).
   bool last_only = false;
+  // in: SupportMass(p, k) when the caller has it (its bits exactly; 0:
+  // the solver sums it).
+  double kept = 0.0;
   // in: the per-coordinate powers of p[0..k) the solver needs (PrimalPower /
   // DualPower below), computed once by the caller for all the supports it
   // solves; null: the solver computes them (one pow per coordinate).

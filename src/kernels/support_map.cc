@@ -731,6 +731,23 @@ double ApplyDualPowerMapImpl(const double* p, const double* p_pow, size_t k, dou
   return total;
 }
 
+// The virtual lanes of SupportMass carried on over p[0..n), n a multiple of
+// kF64VirtualLanes: lanes[j] += p[i] for i = j mod 8, in order of i (what
+// SumF64Lanes' accumulators do), so a mass resumed from saved lanes has the
+// same bits as one summed from the start.
+void AccumulateMassLanesImpl(const double* p, size_t n, double* lanes) {
+  static_assert(kSupportMassLanes == kF64VirtualLanes, "SupportMass's lanes");
+  using Ops = F64;
+  constexpr size_t N = Ops::kLanes;
+  constexpr size_t R = kF64VirtualLanes / N;
+  typename Ops::V acc[R];
+  for (size_t r = 0; r < R; ++r) acc[r] = Ops::Load(lanes + r * N);
+  for (size_t i = 0; i + kF64VirtualLanes <= n; i += kF64VirtualLanes) {
+    for (size_t r = 0; r < R; ++r) acc[r] = Ops::Add(acc[r], Ops::Load(p + i + r * N));
+  }
+  for (size_t r = 0; r < R; ++r) Ops::Store(acc[r], lanes + r * N);
+}
+
 double SupportMassImpl(const double* p, size_t k) {
   double total;
   SumF64Lanes<1>(
@@ -748,11 +765,26 @@ namespace bd {
 HWY_EXPORT(SumSupportMapImpl);
 HWY_EXPORT(ApplySupportMapImpl);
 HWY_EXPORT(SupportMassImpl);
+HWY_EXPORT(AccumulateMassLanesImpl);
 HWY_EXPORT(SumPrimalPowerMapImpl);
 HWY_EXPORT(ApplyPrimalPowerMapImpl);
 HWY_EXPORT(SumDualPowerMapImpl);
 HWY_EXPORT(ApplyDualPowerMapImpl);
 HWY_EXPORT(DualStartNodesImpl);
+
+void AccumulateMassLanes(const double* p, size_t n, double* lanes) {
+  HWY_DYNAMIC_DISPATCH(AccumulateMassLanesImpl)(p, n, lanes);
+}
+
+double MassFromLanes(const double* lanes, const double* p, size_t from, size_t to) {
+  double l[kSupportMassLanes];
+  for (size_t j = 0; j < kSupportMassLanes; ++j) l[j] = lanes[j];
+  for (size_t i = from; i < to; ++i) l[i % kSupportMassLanes] += p[i];
+  for (size_t width = kSupportMassLanes / 2; width >= 1; width /= 2) {
+    for (size_t j = 0; j < width; ++j) l[j] = l[j] + l[j + width];
+  }
+  return l[0];
+}
 
 double SupportMass(const double* p, size_t k) {
   return HWY_DYNAMIC_DISPATCH(SupportMassImpl)(p, k);

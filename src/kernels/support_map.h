@@ -102,6 +102,16 @@ void BuildDualStartTable(double alpha, DualStartTable* table);
 // sum_i p_i over [0, k) in the same order-fixed lanes (the kept mass of a
 // support), and min_i a_i (exact in any order).
 double SupportMass(const double* p, size_t k);
+
+// SupportMass resumed: its kSupportMassLanes order-fixed lanes can be saved
+// at a multiple of their count and carried on, so that the mass of any k
+// costs the elements past the last saved point only, with the same bits.
+// AccumulateMassLanes adds p[0..n) (n a multiple of kSupportMassLanes) to
+// lanes; MassFromLanes returns the mass of p[0..to) from the lanes of
+// p[0..from) (from a multiple of kSupportMassLanes, from <= to).
+constexpr size_t kSupportMassLanes = 8;
+void AccumulateMassLanes(const double* p, size_t n, double* lanes);
+double MassFromLanes(const double* lanes, const double* p, size_t from, size_t to);
 double SupportMin(const double* a, size_t k);
 
 }  // namespace bd

@@ -588,3 +588,24 @@ TEST_CASE("PrimalPowers / DualPowers equal PrimalPower / DualPower element by el
     }
   }
 }
+
+TEST_CASE("SupportMass resumed from saved lanes has the bits of the whole sum") {
+  // The Bregman search saves the lanes every 512 entries and resumes from
+  // them for each support's kept mass; the final solve must see the very
+  // double a fixed-k decode sums from the start.
+  const std::vector<double> p = Probabilities(5000, 11, true);
+  constexpr size_t kStep = 64;  // a multiple of the lanes
+  std::vector<double> saved((p.size() / kStep + 1) * bd::kSupportMassLanes, 0.0);
+  for (size_t c = 1; c <= p.size() / kStep; ++c) {
+    double* lanes = saved.data() + c * bd::kSupportMassLanes;
+    std::copy(lanes - bd::kSupportMassLanes, lanes, lanes);
+    bd::AccumulateMassLanes(p.data() + (c - 1) * kStep, kStep, lanes);
+  }
+  for (size_t k = 1; k <= p.size(); k += (k < 200 ? 1 : 37)) {
+    const size_t c = k / kStep;
+    const double resumed =
+        bd::MassFromLanes(saved.data() + c * bd::kSupportMassLanes, p.data(), c * kStep, k);
+    const double whole = bd::SupportMass(p.data(), k);
+    CHECK_MESSAGE(std::memcmp(&resumed, &whole, sizeof(double)) == 0, "k " << k);
+  }
+}
