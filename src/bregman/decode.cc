@@ -494,6 +494,7 @@ size_t FirstBelow(const Measure& measure, const Stop& stop, double lambda, size_
   size_t good = k_hi;
   double value_good = 0.0;
   bool shortcut_tried = false;  // in this doubling
+  bool beyond_clamp = false;     // the last shortcut estimate lay past the gallop's probe
   for (size_t step = 1;;) {
     const size_t gallop = k_hi - k_lo > 2 * step - 1 ? k_lo + 2 * step - 1 : k_hi;
     size_t probe = gallop;
@@ -504,6 +505,7 @@ size_t FirstBelow(const Measure& measure, const Stop& stop, double lambda, size_
       if (guess > static_cast<double>(bad) + 1.0 && guess < static_cast<double>(gallop)) {
         probe = static_cast<size_t>(guess);
       }
+      beyond_clamp = !(guess < static_cast<double>(gallop));
     }
     if (done(probe, &value)) {
       good = probe;
@@ -518,6 +520,18 @@ size_t FirstBelow(const Measure& measure, const Stop& stop, double lambda, size_
       step *= 2;
       shortcut_tried = false;
     }
+  }
+  // A gallop that ran into the clamp (k_hi, or all the positive mass kept)
+  // has no value there to interpolate on. When its last two probes
+  // extrapolate the crossing past the clamp too, the answer is likely the
+  // clamp itself (lambda below every gain: a flat row, a small lambda): one
+  // probe just below it decides that, where bisection would solve ~log2 of
+  // the interval's width supports near the clamp. (Its value stays unused:
+  // interpolating from there over a flat measure lands far from the
+  // crossing; bisection goes on as before.)
+  if (value_good == 0.0 && beyond_clamp && good - bad > 1 && stop(good)) {
+    if (!done(good - 1, &value)) return good;
+    --good;
   }
   // The interpolated crossing is accurate to a few supports, but probing it
   // lands on one side only and the far end would stay put: probe a little

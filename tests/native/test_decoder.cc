@@ -751,3 +751,41 @@ TEST_CASE("Bregman search: settling probes save Newton work, decide every probe'
   // above with the rest).
   CHECK(bd::BregmanEstimateSettlesForTesting() > estimates_before);
 }
+
+TEST_CASE("Bregman search: a lambda below every gain keeps the whole row after one probe below the clamp") {
+  // The gallop runs into the clamp (all positive mass kept) with its last two
+  // probes extrapolating the crossing past it: one probe just below decides
+  // k = n, where bisection used to solve ~log2 n supports near n.
+  std::mt19937_64 rng(31);
+  const size_t v = 40000;
+  const std::vector<float> row = LlmRow(v, rng, 1.1);
+  struct Mode {
+    bd::BregmanDivergence div;
+    double alpha;
+    double lambda;
+  };
+  const Mode modes[] = {{bd::BregmanDivergence::kDual, 1.5, 1e-30},
+                        {bd::BregmanDivergence::kDual, 2.5, 1e-40},
+                        {bd::BregmanDivergence::kPrimal, 0.5, 1e-12},
+                        {bd::BregmanDivergence::kPrimal, 0.25, 1e-6}};
+  bd::Decoder dec;
+  for (const Mode& m : modes) {
+    CAPTURE(m.alpha);
+    bd::DecodeOptions o;
+    o.bregman_enabled = true;
+    o.bregman.divergence = m.div;
+    o.bregman.alpha = m.alpha;
+    o.bregman.lambda = m.lambda;
+    const size_t c0 = bd::BregmanNewtonCoordinatesForTesting();
+    REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+    const size_t coordinates = bd::BregmanNewtonCoordinatesForTesting() - c0;
+    CHECK(dec.k() == v);
+    MESSAGE("alpha " << m.alpha << ": " << coordinates / static_cast<double>(v)
+                     << " Newton coordinates per kept token");
+    CHECK(coordinates <= 24 * v);  // 31-50 v with a bisection to the clamp, 7-20 v now
+    // The same k one step short of the clamp: k_max = v - 1 keeps v - 1.
+    o.bregman.k_max = v - 1;
+    REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+    CHECK(dec.k() == v - 1);
+  }
+}
