@@ -81,8 +81,9 @@ struct BregmanWorkspace {
   std::vector<double> mass_lanes;  // SupportMass's lanes saved along the prefix
 };
 
-// Decodes one distribution. q (k values, aligned with the sorted prefix,
-// summing to 1) is left in ws.q. Parameters must be valid. Without
+// Decodes one distribution. q (k = result.k values, aligned with the sorted
+// prefix, summing to 1) is left in ws.q's first k entries (ws.q may be
+// longer: it never shrinks). Parameters must be valid. Without
 // want_objective, result.objective is NaN and the tail's pass is skipped
 // (k and q do not depend on it).
 BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,

@@ -468,7 +468,7 @@ class PerK {
 //   probe count stays within a few times the bisection's.
 template <class Measure, class Stop>
 size_t FirstBelow(const Measure& measure, const Stop& stop, double lambda, size_t k_lo,
-                  size_t k_hi) {
+                  size_t k_hi, bool costly_measure) {
   auto done = [&](size_t k, double* value) {
     *value = 0.0;
     if (stop(k)) return true;
@@ -528,8 +528,10 @@ size_t FirstBelow(const Measure& measure, const Stop& stop, double lambda, size_
   // probe just below it decides that, where bisection would solve ~log2 of
   // the interval's width supports near the clamp. (Its value stays unused:
   // interpolating from there over a flat measure lands far from the
-  // crossing; bisection goes on as before.)
-  if (value_good == 0.0 && beyond_clamp && good - bad > 1 && stop(good)) {
+  // crossing; bisection goes on as before.) Only for a costly measure (a
+  // solve per probe): the closed forms' probes cost O(1), and this one would
+  // convert the sorted prefix up to the clamp.
+  if (costly_measure && value_good == 0.0 && beyond_clamp && good - bad > 1 && stop(good)) {
     if (!done(good - 1, &value)) return good;
     --good;
   }
@@ -586,13 +588,13 @@ size_t AdaptiveK(PerK& per_k, double lambda, size_t k_lo, size_t k_hi) {
   };
   auto done = [&](size_t k) { return stop(k) || per_k.Tau(k) <= lambda; };
   if (!per_k.General()) {
-    return FirstBelow([&](size_t k) { return per_k.Tau(k); }, stop, lambda, k_lo, k_hi);
+    return FirstBelow([&](size_t k) { return per_k.Tau(k); }, stop, lambda, k_lo, k_hi, false);
   }
 
   constexpr double kSlack = 1e-9;  // relative: far above the rounding of sigma
   const size_t j =
       FirstBelow([&](size_t k) { return per_k.SigmaVersus(k + 1, lambda); }, stop, lambda, k_lo,
-                 k_hi);
+                 k_hi, true);
   size_t k;
   if (done(j)) {
     k = j;
@@ -638,10 +640,7 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
                             BregmanWorkspace& ws, bool want_objective) {
   BregmanResult result;
   const size_t n = probs.Size();
-  if (n == 0) {
-    ws.q.clear();
-    return result;
-  }
+  if (n == 0) return result;
   const bool adaptive = params.fixed_k == 0;
   Multiplier hint;  // from the search, for the final solve
   size_t k;
@@ -660,7 +659,8 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
   const double* p = probs.Prefix(k);
   const double in_support = Renormalise(params.divergence, params.alpha, p, k,
                                         ws.q.data(), ws.scratch.data(), &hint);
-  ws.q.resize(k);  // shrinking keeps the capacity
+  // ws.q keeps its size: shrinking it to k made the next decode's growth
+  // zero-fill up to ~2 MB again (a tenth of a millisecond in wasm).
   result.k = k;
   if (!want_objective) {
     result.objective = NAN;

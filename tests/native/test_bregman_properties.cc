@@ -499,6 +499,7 @@ TEST_CASE("bregman property: no allocation once the workspace has grown") {
     const bd::BregmanParams warm = Params(ma.dual, ma.alpha, 1e-6);
     const size_t k0 = Decode(warm, big, ws).result.k;
     const size_t q_cap = ws.q.capacity(), s_cap = ws.scratch.capacity();
+    const size_t q_size = ws.q.size();  // never shrinks: no zero-filling regrowth either
     const double* q_data = ws.q.data();
     const double* s_data = ws.scratch.data();
     for (int rep = 0; rep < 5; ++rep) {
@@ -509,6 +510,7 @@ TEST_CASE("bregman property: no allocation once the workspace has grown") {
       Decode(Params(ma.dual, ma.alpha, 1e-2), other, ws);
     }
     CHECK(ws.q.capacity() == q_cap);
+    CHECK(ws.q.size() == q_size);
     CHECK(ws.scratch.capacity() == s_cap);
     CHECK(ws.q.data() == q_data);
     CHECK(ws.scratch.data() == s_data);
