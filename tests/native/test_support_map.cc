@@ -193,6 +193,17 @@ const double kGeneralAlphas[] = {0.25, 0.6, 0.9, 1.01, 1.7, 2.5, 4.0, 4.5};
 
 double ZeroGain(double b, double shift) { return b > 0.0 ? std::pow(shift, 1.0 / b) : 0.0; }
 
+// p^b per coordinate as the primal solver stores it, and their minimum.
+std::vector<double> PrimalPowersOf(const std::vector<double>& p, double b, double* amin) {
+  std::vector<double> a(p.size());
+  *amin = HUGE_VAL;
+  for (size_t i = 0; i < p.size(); ++i) {
+    a[i] = bd::bregman_detail::PrimalPower(p[i], b);
+    *amin = std::min(*amin, a[i]);
+  }
+  return a;
+}
+
 TEST_CASE("general primal map: sums, q and divergence against long double definitions, every alpha") {
   for (double alpha : kGeneralAlphas) {
     const Case c{true, alpha, bd::SupportMap::kPrimalRoot};  // (map unused by Reference)
@@ -202,10 +213,8 @@ TEST_CASE("general primal map: sums, q and divergence against long double defini
     for (size_t k : {1u, 7u, 8u, 9u, 61u, 1000u}) {
       for (bool zeros : {false, true}) {
         const std::vector<double> p = Probabilities(k, 17 * k + zeros, zeros);
-        std::vector<double> a(k);
-        for (size_t i = 0; i < k; ++i) a[i] = bd::bregman_detail::PrimalPower(p[i], b);
-        double amin = HUGE_VAL;
-        for (double x : a) amin = std::min(amin, x);
+        double amin;
+        const std::vector<double> a = PrimalPowersOf(p, b, &amin);
         for (double nu : {1e-9, 1e-6, 1e-3, 0.05, 0.3}) {
           if (b < 0 && nu >= amin / -b) continue;  // keep p^b + b nu > 0
           const double shift = b * nu;
@@ -447,10 +456,8 @@ TEST_CASE("general primal map: rough sums stay well inside kPrimalRoughError of 
     for (size_t k : {9u, 1000u}) {
       for (bool zeros : {false, true}) {
         const std::vector<double> p = Probabilities(k, 3 * k + zeros, zeros);
-        std::vector<double> a(k);
-        for (size_t i = 0; i < k; ++i) a[i] = bd::bregman_detail::PrimalPower(p[i], b);
-        double amin = HUGE_VAL;
-        for (double x : a) amin = std::min(amin, x);
+        double amin;
+        const std::vector<double> a = PrimalPowersOf(p, b, &amin);
         for (double nu : {1e-12, 1e-9, 1e-6, 1e-3, 0.05, 0.3}) {
           if (b < 0 && nu >= amin / -b) continue;  // keep p^b + b nu > 0
           const double shift = b * nu;
