@@ -379,8 +379,7 @@ class PerK {
 
   // SupportMass(p, k), resumed from the lanes saved every kMassCheckpoint
   // entries (every solve needs its support's mass: a pass over k doubles
-  // each, a tenth of a decode at k ~ V/2 once probes settle without
-  // evaluations).
+  // each, settled probes included, a few percent of a decode at k ~ V/2).
   double KeptMass(size_t k) {
     const double* p = Probs(k);
     const size_t need = k / kMassCheckpoint;
@@ -660,7 +659,7 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
   const double in_support = Renormalise(params.divergence, params.alpha, p, k,
                                         ws.q.data(), ws.scratch.data(), &hint);
   // ws.q keeps its size: shrinking it to k made the next decode's growth
-  // zero-fill up to ~2 MB again (a tenth of a millisecond in wasm).
+  // zero-fill up to ~2 MB again (~0.1 ms in wasm).
   result.k = k;
   if (!want_objective) {
     result.objective = NAN;

@@ -172,6 +172,10 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
                               double rem, double* q, double* scratch,
                               Multiplier* nu);
 
+// An anchored start's step (relative to nu) below which its error is
+// measured and predicted as quadratic in the step (SolveMultiplier).
+constexpr double kShortAnchorStep = 1e-3;
+
 // The multiplier of a general solver: safeguarded Newton on log(sum q) =
 // log1p(F) over the support (the same root as F = sum q - 1, exact in one
 // step for KL, and far closer to linear than F when the map is steep: alpha
@@ -187,16 +191,12 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
 // solver evaluates roughly (the maps' short forms, a third to half the
 // cost) while its start is a guess (cold) or a probe's start far from the
 // root on purpose (rough_first), and while the last step moved nu by more
-// than kRoughStep relative (Newton's error after it is then still far above
-// the rough error); exactly once the steps are small. A rough evaluation
-// whose log(sum q) lies within twice the error is redone exactly at the same
-// nu. Which evaluations are rough depends only on the path from the start,
-// so a solve from the same start (a support's final solve, cold) gives the
-// same bits whatever came before it.
-// An anchored start's step (relative to nu) below which its error is
-// measured and predicted as quadratic in the step (SolveMultiplier).
-constexpr double kShortAnchorStep = 1e-3;
-
+// than sqrt(10 rough_error) relative (Newton's error after it is then still
+// far above the rough error); exactly once the steps are small. A rough
+// evaluation whose log(sum q) lies within twice the error is redone exactly
+// at the same nu. Which evaluations are rough depends only on the path from
+// the start, so a solve from the same start (a support's final solve, cold)
+// gives the same bits whatever came before it.
 template <class SumsOver, class Guess>
 double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& sums_over,
                        const Guess& guess, double lo, double hi, Multiplier* hint,
@@ -277,14 +277,14 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
   // root lies below an upper bound and above a lower one, so the test at the
   // bound decides as an evaluation there would (one coordinate's map).
   // So may the anchored start (one Newton step from a solved support a few
-  // coordinates away): its error is predicted by the neighbours' quadratic
-  // constant (times the hint's margin) and the anchor slope's own error
-  // (from its last evaluation, one small step from its root), and the
-  // start widened by that error on either side decides the test by the
-  // tight margin when the probe is not at the crossing itself (near the
-  // search's answer, supports one token apart differ in sigma by far more
-  // than that error). Such bounds are estimates, as trusted as the
-  // solver's predicted stops.
+  // coordinates away): its error is predicted from the ratio error / step^2
+  // measured on earlier anchored starts (anchor_curvature, with the hint's
+  // margin) plus the anchor slope's own error (from its last evaluation, one
+  // small step from its root), and the start widened by that error on
+  // either side decides the test by the tight margin when the probe is not
+  // at the crossing itself (near the search's answer, supports one token
+  // apart differ in sigma by far more than that error). Such bounds are
+  // estimates, as trusted as the solver's predicted stops.
   if (hint != nullptr && hint->settle != nullptr && !known) {
     bool estimated = from_anchor > 0.0 && nu0 == from_anchor && hint->anchor_curvature > 0.0;
     const double anchor_step = estimated ? std::fabs(hint->anchor_nu - from_anchor) : 0.0;
