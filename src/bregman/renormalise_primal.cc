@@ -11,6 +11,7 @@
 // expm1 (kernels/support_map.h), the final q and cost too.
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstddef>
 
@@ -55,13 +56,20 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   const double hi = b > 0.0 ? PowF64(static_cast<double>(k), -b) / b
                       : min_pow_b / (-b);
 
+  // q^b - p^b = b nu. For alpha > 1 a multiplier below DBL_MIN counts as
+  // DBL_MIN. Such a root (a large alpha with a tiny remainder: nu ~
+  // (rem / k)^b / b) lies below the double range, which this solver does not
+  // reach exactly (known limitation: the dual solves such supports in log
+  // scale, the primal does not yet); bisection there ended on subnormals and
+  // 0, where s / p^b = 0 / 0 at a p^b that underflowed made the map NaN.
+  auto Shift = [b](double nu) { return b > 0.0 ? b * std::max(nu, DBL_MIN) : b * nu; };
   // Over p[from..to): *sum = init + sum of the increments q - p, *slope =
   // sum of dq/dnu (tokens with p^b = 0 gain (b nu)^{1/b}).
   // rough: the general map's short form (kPrimalRoughError); the algebraic
   // forms are always exact.
   auto sums_over = [&](size_t from, size_t to, double nu, double init, double* sum_out,
                        double* slope_out, bool rough) {
-    const double shift = b * nu;  // q^b - p^b
+    const double shift = Shift(nu);  // q^b - p^b
     // Other alphas: q/p - 1 = (1 + x)^{1/b} - 1 = expm1(log1p(x) / b), x = s / p^b,
     // on float64 lanes; tokens with p^b = 0 gain (b nu)^{1/b} each.
     const double z = !vectorised && b > 0.0 ? PowAlpha(shift, 1.0 / b) : 0.0;
@@ -84,7 +92,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
       },
       0.0, hi, hint, vectorised ? 0.0 : kPrimalRoughError);
 
-  const double shift = b * nu;
+  const double shift = Shift(nu);
   const bool last_only = hint != nullptr && hint->last_only;
   const size_t first = last_only ? k - 1 : 0;
   double cost;
