@@ -250,6 +250,9 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
   // root), or is far on purpose.
   rough_start = !(start != nullptr && start->start == nu0) ||
                 (hint->settle != nullptr && hint->rough_first);
+  // Whether the start is the anchored one, and its step from the anchor.
+  const bool anchored_start = from_anchor > 0.0 && nu0 == from_anchor;
+  const double anchor_step = anchored_start ? std::fabs(hint->anchor_nu - from_anchor) : 0.0;
   double curvature = hint != nullptr ? hint->curvature : 0.0;
   const bool known = hint != nullptr && hint->known && nu0 == hint->start;
   // A probe that only asks a sigma question stops at the first evaluation
@@ -286,8 +289,7 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
   // apart differ in sigma by far more than that error). Such bounds are
   // estimates, as trusted as the solver's predicted stops.
   if (hint != nullptr && hint->settle != nullptr && !known) {
-    bool estimated = from_anchor > 0.0 && nu0 == from_anchor && hint->anchor_curvature > 0.0;
-    const double anchor_step = estimated ? std::fabs(hint->anchor_nu - from_anchor) : 0.0;
+    bool estimated = anchored_start && hint->anchor_curvature > 0.0;
     const double error = hint->anchor_curvature * anchor_step * anchor_step +
                          1e-6 * anchor_step + 1e-13 * from_anchor;
     // Only a short step is quadratic (and its ratio transfers).
@@ -325,9 +327,6 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
     hint->curvature = curvature;
     hint->slope = last_slope;
     hint->evaluations = evaluations;
-    const double anchor_step = from_anchor > 0.0 && nu0 == from_anchor
-                                   ? std::fabs(hint->anchor_nu - from_anchor)
-                                   : 0.0;
     hint->measured_anchor_curvature =
         anchor_step > 0.0 && anchor_step <= kShortAnchorStep * nu && first_exact_step >= 0.0
             ? first_exact_step / (anchor_step * anchor_step)

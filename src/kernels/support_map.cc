@@ -241,6 +241,13 @@ HWY_INLINE V Quotient(V a, V s, V* far) {
   return x;
 }
 
+// The quotient clamped where log1p(x) / b is formed: past 2^1000 (those
+// lanes gain like a zero coordinate, their values unused) and above -1.
+template <class Ops, class V>
+HWY_INLINE V ClampQuotient(V x) {
+  return Ops::Max(Ops::Min(x, Ops::Set(0x1p1000)), Ops::Set(-1.0 + 0x1p-52));
+}
+
 // L = log(q_i / p_i) = log1p(x) / b of that map as hi + lo (the quotient
 // carried in two doubles: q / p can be 2^900 for a tiny p, and e^L would
 // turn hi's rounding into 1e-13 of q), for x > -1 (the sign of b); lanes
@@ -251,7 +258,7 @@ HWY_INLINE V Quotient(V a, V s, V* far) {
 // Sterbenz, so prod_err comes in last, with the one rounding.)
 template <class Ops, class V>
 HWY_INLINE V LogRatio(V x_in, V b, V inv_b, V* lo_out) {
-  const V x = Ops::Max(Ops::Min(x_in, Ops::Set(0x1p1000)), Ops::Set(-1.0 + 0x1p-52));
+  const V x = ClampQuotient<Ops>(x_in);
   V l_lo;
   const V l_hi = Log1pLanes<Ops>(x, &l_lo);
   const V hi = Ops::Mul(Ops::Add(l_hi, l_lo), inv_b);
@@ -630,7 +637,7 @@ double ApplySupportMapImpl(SupportMap map, const double* p, const double* a, siz
 // L = log(1 + x) / b by the short log and exp, clamped as LogRatio clamps.
 template <class Ops, class V>
 HWY_INLINE V PowerRatioM1Rough(V x_in, V inv_b) {
-  const V x = Ops::Max(Ops::Min(x_in, Ops::Set(0x1p1000)), Ops::Set(-1.0 + 0x1p-52));
+  const V x = ClampQuotient<Ops>(x_in);
   const V L = Ops::Mul(LogRoughLanes<Ops>(Ops::Add(Ops::Set(1.0), x)), inv_b);
   return Ops::Sub(ExpRoughLanes<Ops>(Ops::Min(L, Ops::Set(709.0))), Ops::Set(1.0));
 }
@@ -748,14 +755,6 @@ void AccumulateMassLanesImpl(const double* p, size_t n, double* lanes) {
   for (size_t r = 0; r < R; ++r) Ops::Store(acc[r], lanes + r * N);
 }
 
-double SupportMassImpl(const double* p, size_t k) {
-  double total;
-  SumF64Lanes<1>(
-      k, [&](auto ops, size_t i, auto* t) HWY_ATTR { t[0] = decltype(ops)::Load(p + i); },
-      &total);
-  return total;
-}
-
 }  // namespace HWY_NAMESPACE
 }  // namespace bd
 HWY_AFTER_NAMESPACE();
@@ -764,7 +763,6 @@ HWY_AFTER_NAMESPACE();
 namespace bd {
 HWY_EXPORT(SumSupportMapImpl);
 HWY_EXPORT(ApplySupportMapImpl);
-HWY_EXPORT(SupportMassImpl);
 HWY_EXPORT(AccumulateMassLanesImpl);
 HWY_EXPORT(SumPrimalPowerMapImpl);
 HWY_EXPORT(ApplyPrimalPowerMapImpl);
@@ -786,8 +784,13 @@ double MassFromLanes(const double* lanes, const double* p, size_t from, size_t t
   return l[0];
 }
 
+// The lanes from zero, then MassFromLanes: the whole sum and a resumed one
+// are the same additions by construction (SumF64Lanes' order and tree).
 double SupportMass(const double* p, size_t k) {
-  return HWY_DYNAMIC_DISPATCH(SupportMassImpl)(p, k);
+  double lanes[kSupportMassLanes] = {};
+  const size_t whole = k - k % kSupportMassLanes;
+  AccumulateMassLanes(p, whole, lanes);
+  return MassFromLanes(lanes, p, whole, k);
 }
 
 double SupportMin(const double* a, size_t k) {
