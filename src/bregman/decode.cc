@@ -586,6 +586,11 @@ size_t AdaptiveK(PerK& per_k, double lambda, size_t k_lo, size_t k_hi) {
     return k >= k_hi || !(per_k.Next(k) > 0.0);
   };
   auto done = [&](size_t k) { return stop(k) || per_k.Tau(k) <= lambda; };
+  // lambda = 0 keeps every positive token (spec 7): each gain is positive in
+  // exact arithmetic, also where it underflows (a large alpha's tail).
+  if (!(lambda > 0.0)) {
+    return FirstBelow([](size_t) { return HUGE_VAL; }, stop, lambda, k_lo, k_hi, false);
+  }
   if (!per_k.General()) {
     return FirstBelow([&](size_t k) { return per_k.Tau(k); }, stop, lambda, k_lo, k_hi, false);
   }

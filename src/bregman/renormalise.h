@@ -4,6 +4,7 @@
 // in-support divergence; scratch holds k doubles.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 
@@ -171,6 +172,44 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
 double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
                               double rem, double* q, double* scratch,
                               Multiplier* nu);
+
+// Whether a general solve's multiplier may lie below the double range. The
+// root has nu >= (rem / k)^{max(1, alpha-1)} (up to a factor 1 / (alpha-1)):
+// the increments sum to rem, and each is below nu for alpha < 2 and below
+// (the primal's b nu, the dual's nu)^{1/(alpha-1)} otherwise. A large alpha
+// with a tiny remainder takes it past 1e-290 (alpha 40, rem 4e-13, k 32:
+// nu ~ 1e-530); such supports are solved in log scale instead (rare,
+// scalar), where the unknown is r = nu^{1/(alpha-1)} (primal: (b nu)^{1/b}),
+// the gain of a zero-probability token, which is >= rem / k.
+constexpr double kLowestMultiplier = 1e-290;
+inline bool MultiplierBelowRange(double alpha, double rem, size_t k) {
+  return std::max(1.0, alpha - 1.0) * LogF64(rem / static_cast<double>(k)) <
+         LogF64(kLowestMultiplier);
+}
+
+// A lower bound on that multiplier, by the same argument: nu >= (rem / k)^m
+// (dual) or (rem / k)^m / m (primal, where b nu = r^b), m = max(1, alpha-1),
+// with a little rounding slack; 0 when it underflows. The solvers' bracket
+// starts there rather than at 0, so that their bisection steps are geometric
+// from the first: from 0 they halved nu, 200 steps reaching only 1e-60 of the
+// start, and a dual at alpha 20 whose root was 1e-115 stopped short of it.
+inline double MultiplierFloor(bool primal, double alpha, double rem, size_t k) {
+  const double m = std::max(1.0, alpha - 1.0);
+  const double floor = PowF64(rem / static_cast<double>(k), m);
+  return (primal ? floor / m : floor) * (1.0 - 1e-9);
+}
+
+// The hint's outputs after a log-scale solve: value is the multiplier (0
+// when below the range); nothing measured to hand on.
+inline void SetLogScaleOutputs(Multiplier* hint, double value, int evaluations) {
+  if (hint == nullptr) return;
+  hint->value = value;
+  hint->curvature = 0.0;
+  hint->slope = 0.0;
+  hint->measured_anchor_curvature = 0.0;
+  hint->evaluations = evaluations;
+  hint->settled = hint->settled_by_estimate = false;
+}
 
 // An anchored start's step (relative to nu) below which its error is
 // measured and predicted as quadratic in the step (SolveMultiplier).

@@ -23,18 +23,10 @@ namespace bd {
 namespace bregman_detail {
 namespace {
 
-// The multiplier in log scale, for supports whose nu may fall below the
-// double range: nu >= (rem / k)^{max(1, alpha-1)} is all that is known
-// (each increment is below nu^{1/(alpha-1)} for alpha > 2, below nu for
-// alpha < 2), and a large alpha with a tiny tail mass takes it past 1e-300
-// (alpha 40, rem 4e-13, k 32: nu ~ 1e-530, while its root r = nu^{1/(alpha-1)},
-// the gain of a zero-probability token, is 1e-14). Then r is solved for in
-// log scale: each increment from (alpha-2) log(p + d) + log d = (alpha-1) log r
-// by Newton in log d (bracketed between the asymptotes), and log r by
-// safeguarded Newton on log(sum q). Scalar and rare; d comes out within
-// ~|log d| 1e-16 (e^{log d}).
-constexpr double kLowestMultiplier = 1e-290;
-
+// The multiplier in log scale (see MultiplierBelowRange): each increment
+// from (alpha-2) log(p + d) + log d = (alpha-1) log r by Newton in log d
+// (bracketed between the asymptotes), and log r by safeguarded Newton on
+// log(sum q). d comes out within ~|log d| 1e-16 (e^{log d}).
 double LogIncrement(double alpha, double p, double log_r, double* slope) {
   const double b = alpha - 1.0;
   if (!(p > 0.0)) {  // q^{alpha-1} = nu: q = r
@@ -101,13 +93,7 @@ double RenormaliseDualLogScale(double alpha, const double* p, size_t k, double r
     cost += p[i] > 0.0 ? DivergenceByLogRatio(alpha, q[i], -Log1pF64(d / p[i]))
                        : DivergenceToZero(alpha, q[i]);
   }
-  if (hint != nullptr) {
-    hint->value = ExpFullF64((alpha - 1.0) * log_r);  // (0 when below the range)
-    hint->curvature = 0.0;
-    hint->slope = 0.0;
-    hint->evaluations = evaluations;
-    hint->settled = false;
-  }
+  SetLogScaleOutputs(hint, ExpFullF64((alpha - 1.0) * log_r), evaluations);
   return hint != nullptr && hint->last_only ? NAN : cost;
 }
 
@@ -117,7 +103,7 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
                               double rem, double* q, double* scratch,
                               Multiplier* hint) {
   const double b = alpha - 1.0;
-  if (std::max(1.0, b) * LogF64(rem / static_cast<double>(k)) < LogF64(kLowestMultiplier)) {
+  if (MultiplierBelowRange(alpha, rem, k)) {
     return RenormaliseDualLogScale(alpha, p, k, rem, q, hint);
   }
   // p^{2-alpha} (0 for p = 0): the caller's when it has them.
@@ -150,7 +136,7 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
         const double slope_at_zero = SupportMass(p_pow, k);
         return slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0;
       },
-      0.0, 1.0, hint, algebraic ? 0.0 : kDualRoughError);
+      MultiplierFloor(false, alpha, rem, k), 1.0, hint, algebraic ? 0.0 : kDualRoughError);
 
   const bool last_only = hint != nullptr && hint->last_only;
   const size_t first = last_only ? k - 1 : 0;

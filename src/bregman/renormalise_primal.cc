@@ -22,10 +22,83 @@
 
 namespace bd {
 namespace bregman_detail {
+namespace {
+
+// One kept token at the zero-probability gain r = (b nu)^{1/b} (b >= 1 here):
+// q^b = p^b + r^b, i.e. q = max(p, r) (1 + t)^{1/b} with t = (min / max)^b,
+// which needs no power of p or nu and so no double range for them.
+struct PrimalAtGain {
+  double increment;  // q - p, as a sum of nonnegative parts
+  double log_ratio;  // log(q / p) (+inf for p = 0)
+  double slope;      // dq / d log r = q r^b / q^b
+};
+PrimalAtGain PrimalTokenAtGain(double b, double p, double r) {
+  if (!(p > 0.0)) return {r, HUGE_VAL, r};
+  if (p >= r) {
+    const double t = ExpFullF64(b * LogF64(r / p));
+    const double l = Log1pF64(t) / b;
+    const double increment = p * Expm1F64(l);
+    return {increment, l, (p + increment) * (t / (1.0 + t))};
+  }
+  const double t = ExpFullF64(b * LogF64(p / r));
+  const double l = Log1pF64(t) / b;  // log(q / r)
+  return {(r - p) + r * Expm1F64(l), LogF64(r / p) + l, r * ExpFullF64(l) / (1.0 + t)};
+}
+
+// d(q, p) = p^alpha g(L), L = log(q / p) > 0, when p^alpha may underflow
+// while g(L) is large. d(q, p) <= d(q, 0), and past alpha L = 700 the two
+// agree to a relative alpha e^{-(alpha-1) L}.
+double DivergenceAbove(double alpha, double p, double q, double log_ratio) {
+  if (!(p > 0.0) || alpha * log_ratio > 700.0) return DivergenceFromZero(alpha, q);
+  const double p_pow = PowAlpha(p, alpha);
+  const double g = ScaledDivergence(alpha, log_ratio);
+  if (p_pow >= DBL_MIN || !(g > 0.0)) return p_pow * g;
+  return ExpFullF64(alpha * LogF64(p) + LogF64(g));
+}
+
+// The primal multiplier in log scale (see MultiplierBelowRange; b >= 1
+// there): r >= rem / k stays in range while nu = r^b / b does not. Solves
+// log(sum q) = 0 for log r by safeguarded Newton on [log(rem / k), 0] (at
+// r = rem / k each increment is at most r, since the b-norm of (p, r) is at
+// most p + r for b >= 1; at r = 1 every q >= 1). Scalar and rare.
+double RenormalisePrimalLogScale(double alpha, const double* p, size_t k, double rem, double* q,
+                                 Multiplier* hint) {
+  const double b = alpha - 1.0;
+  int evaluations = 0;
+  auto eval = [&](double log_r, double* f, double* df) {
+    ++evaluations;
+    const double r = ExpFullF64(log_r);
+    double sum = -rem, slope = 0.0;
+    for (size_t i = 0; i < k; ++i) {
+      const PrimalAtGain at = PrimalTokenAtGain(b, p[i], r);
+      sum += at.increment;
+      slope += at.slope;
+    }
+    *f = Log1pF64(sum);  // log(sum q)
+    *df = slope / (1.0 + sum);
+  };
+  const double lo = LogF64(rem / static_cast<double>(k));
+  const double log_r = SafeguardedNewton(eval, lo - 1e-9 * std::fabs(lo), 0.0, lo, nullptr, 1e-16);
+  const double r = ExpFullF64(log_r);
+  double cost = 0.0;
+  for (size_t i = 0; i < k; ++i) {
+    const PrimalAtGain at = PrimalTokenAtGain(b, p[i], r);
+    q[i] = p[i] + at.increment;
+    cost += DivergenceAbove(alpha, p[i], q[i], at.log_ratio);
+  }
+  SetLogScaleOutputs(hint, ExpFullF64(b * log_r) / b, evaluations);
+  return hint != nullptr && hint->last_only ? NAN : cost;
+}
+
+}  // namespace
+
 double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
                                 double rem, double* q, double* scratch,
                                 Multiplier* hint) {
   const double b = alpha - 1.0;
+  if (MultiplierBelowRange(alpha, rem, k)) {
+    return RenormalisePrimalLogScale(alpha, p, k, rem, q, hint);
+  }
   // pow_b[i] = p_i^b, so that q_i^b = p_i^b + b nu. Stored this way round
   // (not p^{-b}) so that a tiny p with large alpha underflows to 0 and is
   // treated as the zero-probability token it effectively is, instead of
@@ -57,11 +130,10 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
                       : min_pow_b / (-b);
 
   // q^b - p^b = b nu. For alpha > 1 a multiplier below DBL_MIN counts as
-  // DBL_MIN. Such a root (a large alpha with a tiny remainder: nu ~
-  // (rem / k)^b / b) lies below the double range, which this solver does not
-  // reach exactly (known limitation: the dual solves such supports in log
-  // scale, the primal does not yet); bisection there ended on subnormals and
-  // 0, where s / p^b = 0 / 0 at a p^b that underflowed made the map NaN.
+  // DBL_MIN: the root is above 1e-290 here (roots below the range took the
+  // log-scale path), but bisection toward the bracket's low end reaches
+  // subnormals and 0, where s / p^b = 0 / 0 at a p^b that underflowed would
+  // make the map NaN.
   auto Shift = [b](double nu) { return b > 0.0 ? b * std::max(nu, DBL_MIN) : b * nu; };
   // Over p[from..to): *sum = init + sum of the increments q - p, *slope =
   // sum of dq/dnu (tokens with p^b = 0 gain (b nu)^{1/b}).
@@ -90,7 +162,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
         const double slope = slope_at_zero();
         return slope > 0.0 ? rem / slope : 0.0;
       },
-      0.0, hi, hint, vectorised ? 0.0 : kPrimalRoughError);
+      MultiplierFloor(true, alpha, rem, k), hi, hint, vectorised ? 0.0 : kPrimalRoughError);
 
   const double shift = Shift(nu);
   const bool last_only = hint != nullptr && hint->last_only;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bregman/bregman.h"
+#include "bregman/renormalise.h"
 #include "native/bregman_test_util.h"
 #include "reference/bregman_oracle.h"
 
@@ -305,6 +306,45 @@ TEST_CASE("bregman oracle: large V") {
     CheckTable(rng, st, ws, c.dual, c.alpha, MakeRow(rng, c.family, c.v), 12, 3);
   }
   Report("large V", st);
+}
+
+TEST_CASE("bregman oracle: large alphas, multipliers below the double range") {
+  // A head of a few tokens and a tail spanning 1e-14 .. 1e-6 (and zeros):
+  // at alpha 20-100 many supports' multipliers lie below 1e-290 (primal
+  // nu ~ (rem / k)^{alpha-1}), where both solvers work in log scale and the
+  // oracle bisects on the zero-probability gain instead.
+  Rng rng(0x5eed0004);
+  Stats st;
+  bd::BregmanWorkspace ws;
+  size_t below_range = 0;  // supports solved in log scale, over every table
+  for (int row = 0; row < 60; ++row) {
+    const size_t head = rng.Int(1, 4), v = head + rng.Int(4, 40);
+    std::vector<double> p(v);
+    for (size_t i = 0; i < v; ++i) {
+      p[i] = i < head ? rng.Gamma(1.0) : rng.Uniform() < 0.1 ? 0.0 : rng.LogUniform(1e-14, 1e-6);
+    }
+    double tail = 0.0, mass = 0.0;
+    for (size_t i = head; i < v; ++i) tail += p[i];
+    for (size_t i = 0; i < head; ++i) mass += p[i];
+    for (size_t i = 0; i < head; ++i) p[i] *= (1.0 - tail) / mass;
+    rng.Shuffle(p);
+    const bool dual = row % 2 == 1;
+    static const double kAlphas[] = {12.0, 20.0, 40.0, 60.0, 100.0};
+    const double alpha = kAlphas[rng.Int(0, 4)];
+    const Sorted s = SortRow(p);
+    double kept = 0.0;
+    for (size_t k = 1; k <= v; ++k) {
+      kept += s.p[k - 1];
+      const double rem = 1.0 - kept;
+      if (k >= 2 && rem > 0.0 && bd::bregman_detail::MultiplierBelowRange(alpha, rem, k)) {
+        ++below_range;
+      }
+    }
+    CheckTable(rng, st, ws, dual, alpha, p, 10, 4);
+  }
+  Report("large alphas", st);
+  MESSAGE(below_range << " supports with a multiplier below the double range");
+  CHECK(below_range >= 100);
 }
 
 }  // TEST_SUITE

@@ -16,6 +16,7 @@
 
 #include "bregman/renormalise.h"
 #include "kernels/support_map.h"
+#include "reference/bregman_oracle.h"
 
 namespace {
 
@@ -515,6 +516,53 @@ TEST_CASE("general dual: a multiplier below the double range is solved in log sc
       CHECK(std::isfinite(cost));
       CHECK(cost >= 0.0);
     }
+  }
+}
+
+TEST_CASE("general primal: a multiplier below the double range is solved in log scale") {
+  // nu ~ (rem / k)^{alpha-1} / (alpha-1) falls below the double range for a
+  // large alpha and a small remainder (the fuzzer's row: alpha 40, 65 tokens
+  // of 1e-10 beside a near-certain one, where the plain solver gave
+  // sum q = 1.028). q must sum to 1, match the oracle (bisection on the
+  // zero-probability gain), and meet the KKT condition: q^b - p^b = b nu,
+  // the same for every token (b = alpha - 1), checked in logs as
+  // b log q + log(1 - (p / q)^b).
+  // Dyadic rows (tails 2^-e, remainder 2^-24): every order of summation
+  // gives the same kept mass, so the oracle solves the same equation.
+  struct Row {
+    double alpha;
+    int tail_exponent;
+    size_t k;
+  };
+  for (const Row& row : {Row{40.0, -33, 66}, Row{40.0, -46, 32}, Row{60.0, -30, 32},
+                         Row{60.0, -46, 8}, Row{12.0, -46, 32}, Row{200.0, -20, 20}}) {
+    const size_t k = row.k;
+    const double tail = std::ldexp(1.0, row.tail_exponent), rem = std::ldexp(1.0, -24);
+    std::vector<double> p(k, tail), q(k), scratch(k), want(k);
+    p[0] = 1.0 - static_cast<double>(k - 1) * tail - rem;
+    REQUIRE(1.0 - bd::SupportMass(p.data(), k) == rem);
+    const double cost = bd::BregmanRenormalise(bd::BregmanDivergence::kPrimal, row.alpha,
+                                               p.data(), k, q.data(), scratch.data());
+    const bregman_oracle::Renormalised ref = bregman_oracle::Renormalise(
+        bregman_oracle::Mode::kPrimal, row.alpha, p.data(), k, want.data());
+    const double b = row.alpha - 1.0;
+    LD sum = 0, lo = HUGE_VAL, hi = -HUGE_VAL;
+    for (size_t i = 0; i < k; ++i) {
+      sum += q[i];
+      CHECK(q[i] >= p[i]);
+      CHECK(std::fabs(q[i] - want[i]) <= 1e-13 * want[i]);
+      if (!(q[i] > p[i] * (1.0 + 1e-6))) continue;  // the increment is lost in q's rounding
+      const LD kkt = b * std::log(LD(q[i])) + std::log1p(-std::pow(LD(p[i]) / q[i], LD(b)));
+      lo = std::min(lo, kkt);
+      hi = std::max(hi, kkt);
+    }
+    CAPTURE(row.alpha);
+    CAPTURE(row.tail_exponent);
+    CHECK(bd::bregman_detail::MultiplierBelowRange(row.alpha, rem, k) == (row.alpha >= 40.0));
+    CHECK(std::fabs(sum - 1) <= 1e-14);
+    CHECK(hi >= lo);  // some token's increment was checked
+    CHECK(hi - lo <= 1e-9 * std::fabs(hi));
+    CHECK(std::fabs(cost - ref.in_support) <= 1e-9 * ref.in_support + 1e-300);
   }
 }
 

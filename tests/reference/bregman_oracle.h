@@ -65,7 +65,18 @@ inline double DivergenceRel(double alpha, double y, double r) {
     const double e = b == 0.0 ? l : std::expm1(b * l) / b;
     scaled = ((1.0 + r) * e - r) / alpha;
   }
-  return (alpha == 1.0 ? y : std::pow(y, alpha)) * scaled;
+  const double y_pow = alpha == 1.0 ? y : std::pow(y, alpha);
+  const double d = y_pow * scaled;
+  // A large alpha and x >> y: y^a underflows (or the scaled form overflows)
+  // while d is not negligible. In terms of x = y (1 + r) instead,
+  // d = x^a [1 - (1 + r)^{-a} (1 + a r)] / (a (a - 1)), which for such
+  // alphas does not cancel.
+  if (r > 0.5 && alpha > 1.0 && (!(y_pow > 0.0) || !std::isfinite(scaled))) {
+    const double x = y * (1.0 + r);
+    return std::pow(x, alpha) * (1.0 - std::pow(1.0 + r, -alpha) * (1.0 + alpha * r)) /
+           (alpha * (alpha - 1.0));
+  }
+  return d;
 }
 
 // d(x, 0): phi'(0) is finite only for a > 1.
@@ -122,6 +133,7 @@ double Bisect(const F& f, double target, double lo, double hi) {
 inline double PrimalIncrement(double alpha, double p, double pb, double nu,
                               double expm1_nu) {
   const double b = alpha - 1.0;
+  if (nu == 0.0) return 0.0;  // (also where p^b underflowed to 0)
   if (p == 0.0) return b > 0.0 ? Pow(b * nu, 1.0 / b) : 0.0;
   if (b == 0.0) return p * expm1_nu;
   if (b == 1.0) return nu;                                     // q = p + nu
@@ -140,6 +152,31 @@ inline double DualIncrement(double alpha, double p, double nu) {
   double hi = p > 0.0 ? p : 1.0;
   for (int it = 0; it < 2100 && h(hi) < nu; ++it) hi *= 2.0;
   return Bisect(h, nu, 0.0, hi);
+}
+
+// The same increments parametrised by r, the gain of a zero-probability
+// token (primal r = (b nu)^{1/b}, dual r = nu^{1/(a-1)}), for roots whose nu
+// lies below the double range while r does not (a large alpha with a tiny
+// remainder). Primal: q^b = p^b + r^b, written as max(p, r) (1 + t)^{1/b},
+// t = (min / max)^b. Dual: (a-2) log(p + d) + log d = (a-1) log r by
+// bisection on d.
+inline double PrimalIncrementAtGain(double alpha, double p, double r) {
+  const double b = alpha - 1.0;
+  if (p == 0.0) return r;
+  if (p >= r) return p * std::expm1(std::log1p(std::pow(r / p, b)) / b);
+  return (r - p) + r * std::expm1(std::log1p(std::pow(p / r, b)) / b);
+}
+
+inline double DualIncrementAtGain(double alpha, double p, double r) {
+  if (p == 0.0) return r;
+  const double target = (alpha - 1.0) * std::log(r);
+  auto h = [&](double d) { return d == 0.0 ? -kInf : (alpha - 2.0) * std::log(p + d) + std::log(d); };
+  double hi = 1.0;
+  for (int it = 0; it < 2100 && h(hi) < target; ++it) hi *= 2.0;
+  // Bisect in log d: the increments span hundreds of decades.
+  const double log_d = Bisect([&](double x) { return h(std::exp(x)); }, target, -745.0,
+                              std::log(hi));
+  return std::exp(log_d);
 }
 
 }  // namespace internal
@@ -184,11 +221,30 @@ inline Renormalised Renormalise(Mode mode, double alpha, const double* p,
     nu = Bisect(added, rem, 0.0, hi);
   }
   out.nu = nu;
+  // nu near the bottom of the double range cannot be resolved: solve for r
+  // instead (internal::PrimalIncrementAtGain).
+  const bool at_gain = rem > 0.0 && b >= 1.0 && nu < 1e-40;
+  double r = 0.0;
+  if (at_gain) {
+    auto added_at = [&](double x) {
+      double sum = 0.0;
+      for (size_t i = 0; i < k; ++i) {
+        sum += mode == Mode::kPrimal ? internal::PrimalIncrementAtGain(alpha, p[i], x)
+                                     : internal::DualIncrementAtGain(alpha, p[i], x);
+      }
+      return sum;
+    };
+    r = Bisect(added_at, rem, 0.0, 1.0);
+    out.nu = mode == Mode::kPrimal ? std::pow(r, b) / b : std::pow(r, b);
+  }
 
   const double em1 = std::expm1(nu);
   for (size_t i = 0; i < k; ++i) {
     double delta;
-    if (mode == Mode::kPrimal) {
+    if (at_gain) {
+      delta = mode == Mode::kPrimal ? internal::PrimalIncrementAtGain(alpha, p[i], r)
+                                    : internal::DualIncrementAtGain(alpha, p[i], r);
+    } else if (mode == Mode::kPrimal) {
       delta = internal::PrimalIncrement(alpha, p[i], pb[i], nu, em1);
     } else {
       delta = internal::DualIncrement(alpha, p[i], nu);
