@@ -14,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "bregman/bregman.h"
 #include "decoder.h"
 #include "kernels/row_scan.h"
 #include "kernels/softmax.h"
@@ -94,9 +95,16 @@ int main(int argc, char** argv) {
       }
       const double lambda = lo;
       const size_t k = k_at(lambda);
+      // The search's Newton work, deterministic where the time is noisy:
+      // coordinates the solver's evaluations visited, per kept token.
+      const size_t before = bd::BregmanNewtonCoordinatesForTesting();
+      dec.Decode(row.data(), v, o);
+      const double passes =
+          static_cast<double>(bd::BregmanNewtonCoordinatesForTesting() - before) /
+          static_cast<double>(k);
       const double ms = MedianMs(reps, [&] { dec.Decode(row.data(), v, o); });
-      std::printf("%-6s alpha=%-4g lambda=%-10.4g k=%-7zu %9.3f ms  %7.1fx floor\n",
-                  m.dual ? "dual" : "primal", m.alpha, lambda, k, ms, ms / floor_ms);
+      std::printf("%-6s alpha=%-4g lambda=%-10.4g k=%-7zu %9.3f ms  %7.1fx floor  %5.2f passes\n",
+                  m.dual ? "dual" : "primal", m.alpha, lambda, k, ms, ms / floor_ms, passes);
       std::fflush(stdout);
     }
   }

@@ -218,7 +218,7 @@ constexpr double kShortAnchorStep = 1e-3;
 // The multiplier of a general solver: safeguarded Newton on log(sum q) =
 // log1p(F) over the support (the same root as F = sum q - 1, exact in one
 // step for KL, and far closer to linear than F when the map is steep: alpha
-// near or below 1), on (lo, hi), from the hint's anchor (caller's powers
+// near or below 1), on (floor, hi) (floor: MultiplierFloor, or 0), from the hint's anchor (caller's powers
 // only: the anchor reads them past k), its bounds and start, else guess().
 // A known hint is applied without an evaluation. Fills the hint's outputs.
 // sums_over(from, to, nu, init, &sum, &slope, rough): sum = init + the
@@ -238,7 +238,7 @@ constexpr double kShortAnchorStep = 1e-3;
 // gives the same bits whatever came before it.
 template <class SumsOver, class Guess>
 double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& sums_over,
-                       const Guess& guess, double lo, double hi, Multiplier* hint,
+                       const Guess& guess, double floor, double hi, Multiplier* hint,
                        double rough_error = 0.0) {
   // sqrt(10 error): a step of that size leaves an error of order its square.
   const double rough_step = std::sqrt(10.0 * rough_error);
@@ -283,8 +283,12 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
     anchored.start = from_anchor;
     start = &anchored;
   }
-  double nu0 = 0.0;
+  double nu0 = 0.0, lo = 0.0;
   StartFrom(start, guess, &nu0, &lo, &hi);
+  // The floor only keeps the bracket off 0, so that bisection is geometric:
+  // the start stays as without it, also below it (moving a probe's low start
+  // up made its settled bound, and so the gallop's extrapolations, worse).
+  if (floor > lo) lo = std::min(floor, 0.5 * nu0);
   // Cold: the start is not the hint's (interpolated or anchored near the
   // root), or is far on purpose.
   rough_start = !(start != nullptr && start->start == nu0) ||
