@@ -208,7 +208,8 @@ StatusCode Decoder::RunChain(bool want_objective, const float* logits, size_t vo
   if (c.Count() == 0) {
     return Fail(StatusCode::kRangeError,
                 "every token was removed (logit_bias / banned_tokens / allowed_tokens / "
-                "no_repeat_ngram_size left no candidate)");
+                "no_repeat_ngram_size left no candidate, or penalties / DRY took every "
+                "remaining logit to -Infinity)");
   }
   greedy_token_ = -1;
   if (greedy) {

@@ -143,6 +143,9 @@ test('bad input throws TypeError/RangeError naming the option, and the module ke
     [() => bd.decode(logits, { samplers: ['top_k'], top_p: 0.5 }), RangeError, /samplers does not list 'top_p'/],
     [() => bd.sample(logits, { step: 3 }), RangeError, /step needs a seed/],
     [() => bd.sample(logits, { banned_tokens: [0, 1, 2] }), RangeError, /every token was removed/],
+    // Penalties that overflow every logit to -Infinity are named as a cause too.
+    [() => bd.sample(new Float32Array([-3e38, -3e38, -3e38]), { presence_penalty: 1e38, history: [0, 1, 2] }),
+      RangeError, /every token was removed.*penalties/],
   ];
   const before = bd.memoryBytes();
   for (let round = 0; round < 50; round++) {
