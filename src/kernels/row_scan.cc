@@ -22,27 +22,26 @@ RowScan ScanRowImpl(const float* HWY_RESTRICT row, size_t n, float* HWY_RESTRICT
   const size_t N = hn::Lanes(d);
   const float kNegInf = -std::numeric_limits<float>::infinity();
   const auto vlow = hn::Set(d, -FLT_MAX);
-  auto numbers = hn::FirstN(d, N);  // all-true: no NaN seen in any lane yet
-  // Finite count per lane: subtracting a mask vector (-1 where set) adds 1.
-  auto finite = hn::Zero(di);
   float m = kNegInf;
-  size_t n_scalar_finite = 0;
-  bool scalar_nan = false;
+  size_t finite_total = 0;
+  bool has_nan = false;
   for (size_t b = 0; b < n; b += kBlock) {
     const size_t end = n - b > kBlock ? b + kBlock : n;
     // Start at -inf (not Highway's -FLT_MAX) so an all -inf block reports -inf.
     auto vmax = hn::Set(d, kNegInf);
+    // The block's finite count per lane: subtracting a mask vector (-1
+    // where set) adds 1.
+    auto finite = hn::Zero(di);
     size_t i = b;
     // Four vectors per step with their own maxima (the max chain is the
     // loop's only dependency). Max(v, m) ignores a NaN v on every target
-    // (Highway matches x86: Max(NaN, x) is x); the NaNs are noted apart.
+    // (Highway matches x86: Max(NaN, x) is x). NaN is not looked for here:
+    // a block whose every entry counts as finite holds none, and only the
+    // others (NaN or -inf in them: rare) are read again for it below.
     auto vmax1 = vmax, vmax2 = vmax, vmax3 = vmax;
     for (; i + 4 * N <= end; i += 4 * N) {
       const auto v0 = hn::LoadU(d, row + i), v1 = hn::LoadU(d, row + i + N);
       const auto v2 = hn::LoadU(d, row + i + 2 * N), v3 = hn::LoadU(d, row + i + 3 * N);
-      // (Eq, not Ne: Highway's AVX-512 Ne is an ordered compare, false for NaN.)
-      numbers = hn::And(numbers, hn::And(hn::And(hn::Eq(v0, v0), hn::Eq(v1, v1)),
-                                         hn::And(hn::Eq(v2, v2), hn::Eq(v3, v3))));
       vmax = hn::Max(v0, vmax);
       vmax1 = hn::Max(v1, vmax1);
       vmax2 = hn::Max(v2, vmax2);
@@ -56,28 +55,24 @@ RowScan ScanRowImpl(const float* HWY_RESTRICT row, size_t n, float* HWY_RESTRICT
     vmax = hn::Max(hn::Max(vmax, vmax1), hn::Max(vmax2, vmax3));
     for (; i + N <= end; i += N) {
       const auto v = hn::LoadU(d, row + i);
-      numbers = hn::And(numbers, hn::Eq(v, v));
       vmax = hn::Max(v, vmax);
       finite = hn::Sub(finite, hn::VecFromMask(di, hn::RebindMask(di, hn::Ge(v, vlow))));
     }
     float bm = hn::GetLane(hn::MaxOfLanes(d, vmax));
+    size_t counted = static_cast<size_t>(hn::GetLane(hn::SumOfLanes(di, finite)));
     for (; i < end; ++i) {
       const float v = row[i];
-      if (v != v) {
-        scalar_nan = true;
-        continue;
-      }
       if (v > bm) bm = v;
-      if (v >= -FLT_MAX) ++n_scalar_finite;
+      if (v >= -FLT_MAX) ++counted;
     }
+    if (counted < end - b) {
+      for (size_t j = b; j < end; ++j) has_nan |= row[j] != row[j];
+    }
+    finite_total += counted;
     if (block_max) block_max[b / kBlock] = bm;
     if (bm > m) m = bm;
   }
-  HWY_ALIGN int32_t counts[hn::MaxLanes(di)];
-  hn::Store(finite, di, counts);
-  size_t total = n_scalar_finite;
-  for (size_t l = 0; l < N; ++l) total += static_cast<uint32_t>(counts[l]);
-  return RowScan{m, scalar_nan || !hn::AllTrue(d, numbers), total};
+  return RowScan{m, has_nan, finite_total};
 }
 
 size_t FindFirstEqualImpl(const float* HWY_RESTRICT row, size_t n, float max,

@@ -78,6 +78,13 @@ TEST_CASE("ScanRow: max and NaN detection match a scalar scan") {
           const bd::RowScan g2 = bd::ScanRow(copy.data(), n);
           CHECK(g2.has_nan);
           CHECK(g2.max == want2);
+          // Only blocks with an uncounted entry are read again for NaN: a
+          // -inf beside it, or alone, must not change the answer.
+          const size_t beside = (pos ^ 1) < n ? (pos ^ 1) : pos;  // same block
+          copy[beside] = -kInf;
+          CHECK(bd::ScanRow(copy.data(), n).has_nan == (beside != pos));
+          copy[pos] = -kInf;
+          CHECK_FALSE(bd::ScanRow(copy.data(), n).has_nan);
         }
       }
     }
