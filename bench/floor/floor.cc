@@ -21,6 +21,8 @@
 #include <hwy/highway.h>
 #include <hwy/contrib/math/math-inl.h>
 
+#include "kernels/max_pass-inl.h"
+
 HWY_BEFORE_NAMESPACE();
 namespace bd_floor {
 namespace HWY_NAMESPACE {
@@ -32,24 +34,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 constexpr size_t kFlushEvery = 4096;
 
 float MaxImpl(const float* HWY_RESTRICT x, size_t n) {
-  const hn::ScalableTag<float> d;
-  const size_t N = hn::Lanes(d);
-  auto vmax = hn::Set(d, -std::numeric_limits<float>::infinity());
-  // Four independent maxima: one chain is bound by the max latency, and the
-  // library's own row scan (four chains) then ran faster than its "floor".
-  auto vmax1 = vmax, vmax2 = vmax, vmax3 = vmax;
-  size_t i = 0;
-  for (; i + 4 * N <= n; i += 4 * N) {
-    vmax = hn::Max(vmax, hn::LoadU(d, x + i));
-    vmax1 = hn::Max(vmax1, hn::LoadU(d, x + i + N));
-    vmax2 = hn::Max(vmax2, hn::LoadU(d, x + i + 2 * N));
-    vmax3 = hn::Max(vmax3, hn::LoadU(d, x + i + 3 * N));
-  }
-  vmax = hn::Max(hn::Max(vmax, vmax1), hn::Max(vmax2, vmax3));
-  for (; i + N <= n; i += N) vmax = hn::Max(vmax, hn::LoadU(d, x + i));
-  float m = hn::GetLane(hn::MaxOfLanes(d, vmax));
-  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
-  return m;
+  return bd::HWY_NAMESPACE::MaxPass(hn::ScalableTag<float>(), x, n,
+                                    -std::numeric_limits<float>::infinity());
 }
 
 double MaxSumExpImpl(const float* HWY_RESTRICT x, size_t n) {
