@@ -218,8 +218,9 @@ constexpr double kShortAnchorStep = 1e-3;
 // The multiplier of a general solver: safeguarded Newton on log(sum q) =
 // log1p(F) over the support (the same root as F = sum q - 1, exact in one
 // step for KL, and far closer to linear than F when the map is steep: alpha
-// near or below 1), on (floor, hi) (floor: MultiplierFloor, or 0), from the hint's anchor (caller's powers
-// only: the anchor reads them past k), its bounds and start, else guess().
+// near or below 1), on (floor, hi) (floor: MultiplierFloor, or 0), from the
+// hint's anchor (caller's powers only: the anchor reads them past k), its
+// bounds and start, else guess().
 // A known hint is applied without an evaluation. Fills the hint's outputs.
 // sums_over(from, to, nu, init, &sum, &slope, rough): sum = init + the
 // increments q - p over p[from..to), slope = the sum of dq/dnu there; rough
