@@ -115,5 +115,8 @@ size_t BregmanSettledProbesForTesting();
 size_t BregmanNewtonCoordinatesForTesting();
 // Probes settled by an anchored start widened by its predicted error.
 size_t BregmanEstimateSettlesForTesting();
+// Multiplier solves that ended on their iteration limit instead of a root
+// (this thread; expected 0).
+size_t BregmanExhaustedSolvesForTesting();
 
 }  // namespace bd

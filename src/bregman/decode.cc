@@ -639,6 +639,7 @@ size_t BregmanSettleDisagreementsForTesting() { return g_settle_disagreements; }
 size_t BregmanSettledProbesForTesting() { return g_settled_probes; }
 size_t BregmanNewtonCoordinatesForTesting() { return g_newton_coordinates; }
 size_t BregmanEstimateSettlesForTesting() { return g_estimate_settles; }
+size_t BregmanExhaustedSolvesForTesting() { return g_newton_exhausted; }
 
 BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
                             BregmanWorkspace& ws, bool want_objective) {
