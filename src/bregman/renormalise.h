@@ -199,6 +199,28 @@ inline double MultiplierFloor(bool primal, double alpha, double rem, size_t k) {
   return (primal ? floor / m : floor) * (1.0 - 1e-9);
 }
 
+// The log-scale solves' root: log r with sum q = 1, by safeguarded Newton on
+// log(sum q) over (lo, hi) from start. token(i, log_r, r, &slope) gives
+// q_i - p_i and dq_i / d log r at r = e^{log_r}; *evaluations counts the
+// passes over the support.
+template <class Token>
+double SolveLogGain(size_t k, double rem, const Token& token, double lo, double hi, double start,
+                    int* evaluations) {
+  auto eval = [&](double log_r, double* f, double* df) {
+    ++*evaluations;
+    const double r = ExpFullF64(log_r);
+    double sum = -rem, slope = 0.0;
+    for (size_t i = 0; i < k; ++i) {
+      double s;
+      sum += token(i, log_r, r, &s);
+      slope += s;
+    }
+    *f = Log1pF64(sum);  // log(sum q)
+    *df = slope / (1.0 + sum);
+  };
+  return SafeguardedNewton(eval, lo, hi, start, nullptr, 1e-16);
+}
+
 // The hint's outputs after a log-scale solve: value is the multiplier (0
 // when below the range); nothing measured to hand on.
 inline void SetLogScaleOutputs(Multiplier* hint, double value, int evaluations) {

@@ -69,22 +69,14 @@ double LogIncrement(double alpha, double p, double log_r, double* slope) {
 double RenormaliseDualLogScale(double alpha, const double* p, size_t k, double rem, double* q,
                                Multiplier* hint) {
   int evaluations = 0;
-  auto eval = [&](double log_r, double* f, double* df) {
-    ++evaluations;
-    double sum = -rem, slope = 0.0;
-    for (size_t i = 0; i < k; ++i) {
-      double s;
-      sum += LogIncrement(alpha, p[i], log_r, &s);
-      slope += s;
-    }
-    *f = Log1pF64(sum);  // log(sum q)
-    *df = slope / (1.0 + sum);
-  };
   // r >= rem / k; r = 1 gives every q >= 1 (sum >= k >= 2).
   const double start = std::max(LogF64(rem / static_cast<double>(k)), -740.0);
-  const double log_r =
-      SafeguardedNewton(eval, -745.0, 0.0, start > -745.0 && start < 0.0 ? start : -370.0,
-                        nullptr, 1e-16);
+  const double log_r = SolveLogGain(
+      k, rem,
+      [&](size_t i, double log_r_at, double, double* slope) {
+        return LogIncrement(alpha, p[i], log_r_at, slope);
+      },
+      -745.0, 0.0, start > -745.0 && start < 0.0 ? start : -370.0, &evaluations);
   double cost = 0.0;
   for (size_t i = 0; i < k; ++i) {
     double unused;

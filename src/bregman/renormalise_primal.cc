@@ -65,20 +65,15 @@ double RenormalisePrimalLogScale(double alpha, const double* p, size_t k, double
                                  Multiplier* hint) {
   const double b = alpha - 1.0;
   int evaluations = 0;
-  auto eval = [&](double log_r, double* f, double* df) {
-    ++evaluations;
-    const double r = ExpFullF64(log_r);
-    double sum = -rem, slope = 0.0;
-    for (size_t i = 0; i < k; ++i) {
-      const PrimalAtGain at = PrimalTokenAtGain(b, p[i], r);
-      sum += at.increment;
-      slope += at.slope;
-    }
-    *f = Log1pF64(sum);  // log(sum q)
-    *df = slope / (1.0 + sum);
-  };
   const double lo = LogF64(rem / static_cast<double>(k));
-  const double log_r = SafeguardedNewton(eval, lo - 1e-9 * std::fabs(lo), 0.0, lo, nullptr, 1e-16);
+  const double log_r = SolveLogGain(
+      k, rem,
+      [&](size_t i, double, double r_at, double* slope) {
+        const PrimalAtGain at = PrimalTokenAtGain(b, p[i], r_at);
+        *slope = at.slope;
+        return at.increment;
+      },
+      lo - 1e-9 * std::fabs(lo), 0.0, lo, &evaluations);
   const double r = ExpFullF64(log_r);
   double cost = 0.0;
   for (size_t i = 0; i < k; ++i) {

@@ -3,10 +3,15 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <type_traits>
 
 namespace bd {
 namespace bregman_detail {
+
+// Solves that ran out of iterations (SafeguardedNewton then returns its last
+// iterate, not a root): counted for the tests, which expect none (per thread).
+inline thread_local size_t g_newton_exhausted = 0;
 
 // Finds the root of an increasing function f on (lo, hi), given f(lo) <= 0 <=
 // f(hi) (neither end is evaluated, so f may be infinite or undefined there),
@@ -43,10 +48,6 @@ namespace bregman_detail {
 // is right (the caller's duty) but whose value is not exact: it moves the
 // bracket and takes its Newton step, but never ends the iteration (no
 // tolerance, no predicted stop) and measures no curvature.
-// Solves that ran out of iterations (their last iterate is returned, not a
-// root): counted for the tests, which expect none (per thread).
-inline thread_local size_t g_newton_exhausted = 0;
-
 struct NeverSettled {
   bool operator()(double, double, double) const { return false; }
 };

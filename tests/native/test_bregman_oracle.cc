@@ -67,6 +67,9 @@ struct Stats {
   double max_fixed_q_err = 0.0;
   double max_fixed_d_rel_err = 0.0;
   double max_sum_err = 0.0;
+  // Multiplier solves that had ended on their iteration limit before this
+  // test's (see Report).
+  size_t exhausted_before = bd::BregmanExhaustedSolvesForTesting();
 };
 
 bool ObjectiveClose(double got, double want, double abs_tol) {
@@ -232,10 +235,10 @@ Family AnyFamily(Rng& rng) {
   return static_cast<Family>(rng.Int(0, bregman_test::kNumFamilies - 1));
 }
 
-void Report(const char* what, const Stats& st, size_t exhausted_before) {
+void Report(const char* what, const Stats& st) {
   // No multiplier solve may end on its iteration limit (it returns a
   // non-root silently: a dual at alpha 20 once did, 40 decades off).
-  CHECK(bd::BregmanExhaustedSolvesForTesting() == exhausted_before);
+  CHECK(bd::BregmanExhaustedSolvesForTesting() == st.exhausted_before);
   MESSAGE(std::string(what) << ": " << st.tables << " distributions, " << st.decisions
                << " adaptive decisions with lambda > 0 compared (" << st.ambiguous
                << " ambiguous), " << st.zero_lambda << " with lambda = 0, " << st.k_mismatch
@@ -261,7 +264,6 @@ TEST_SUITE("bregman") {
 TEST_CASE("bregman oracle: small V, every family, primal and dual") {
   Rng rng(0x5eed0001);
   Stats st;
-  const size_t exhausted_before = bd::BregmanExhaustedSolvesForTesting();
   bd::BregmanWorkspace ws;
   for (int row = 0; row < 1500; ++row) {
     const size_t v = rng.Uniform() < 0.1 ? rng.Int(1, 3) : rng.Int(2, 12);
@@ -270,13 +272,12 @@ TEST_CASE("bregman oracle: small V, every family, primal and dual") {
     const double alpha = dual ? DualAlpha(rng) : PrimalAlpha(rng);
     CheckTable(rng, st, ws, dual, alpha, p, 8, 2);
   }
-  Report("small V", st, exhausted_before);
+  Report("small V", st);
 }
 
 TEST_CASE("bregman oracle: medium V") {
   Rng rng(0x5eed0002);
   Stats st;
-  const size_t exhausted_before = bd::BregmanExhaustedSolvesForTesting();
   bd::BregmanWorkspace ws;
   for (int row = 0; row < 160; ++row) {
     const bool dual = row % 4 == 3;
@@ -285,13 +286,12 @@ TEST_CASE("bregman oracle: medium V") {
     const double alpha = dual ? DualAlpha(rng) : PrimalAlpha(rng);
     CheckTable(rng, st, ws, dual, alpha, p, 10, 3);
   }
-  Report("medium V", st, exhausted_before);
+  Report("medium V", st);
 }
 
 TEST_CASE("bregman oracle: large V") {
   Rng rng(0x5eed0003);
   Stats st;
-  const size_t exhausted_before = bd::BregmanExhaustedSolvesForTesting();
   bd::BregmanWorkspace ws;
   struct Case {
     size_t v;
@@ -311,7 +311,7 @@ TEST_CASE("bregman oracle: large V") {
   for (const Case& c : cases) {
     CheckTable(rng, st, ws, c.dual, c.alpha, MakeRow(rng, c.family, c.v), 12, 3);
   }
-  Report("large V", st, exhausted_before);
+  Report("large V", st);
 }
 
 TEST_CASE("bregman oracle: large alphas, multipliers below the double range") {
@@ -321,7 +321,6 @@ TEST_CASE("bregman oracle: large alphas, multipliers below the double range") {
   // oracle bisects on the zero-probability gain instead.
   Rng rng(0x5eed0004);
   Stats st;
-  const size_t exhausted_before = bd::BregmanExhaustedSolvesForTesting();
   bd::BregmanWorkspace ws;
   size_t below_range = 0;  // supports solved in log scale, over every table
   for (int row = 0; row < 60; ++row) {
@@ -349,7 +348,7 @@ TEST_CASE("bregman oracle: large alphas, multipliers below the double range") {
     }
     CheckTable(rng, st, ws, dual, alpha, p, 10, 4);
   }
-  Report("large alphas", st, exhausted_before);
+  Report("large alphas", st);
   MESSAGE(below_range << " supports with a multiplier below the double range");
   CHECK(below_range >= 100);
 }

@@ -221,17 +221,19 @@ inline Renormalised Renormalise(Mode mode, double alpha, const double* p,
     nu = Bisect(added, rem, 0.0, hi);
   }
   out.nu = nu;
-  // nu near the bottom of the double range cannot be resolved: solve for r
-  // instead (internal::PrimalIncrementAtGain).
+  // A nu below 1e-40 is not resolved by that bisection (200 halvings of
+  // [0, hi]: ~1e-60 absolute), and a large alpha's can lie below the double
+  // range: solve for r instead (internal::PrimalIncrementAtGain).
   const bool at_gain = rem > 0.0 && b >= 1.0 && nu < 1e-40;
+  auto increment_at = [&](size_t i, double x) {
+    return mode == Mode::kPrimal ? internal::PrimalIncrementAtGain(alpha, p[i], x)
+                                 : internal::DualIncrementAtGain(alpha, p[i], x);
+  };
   double r = 0.0;
   if (at_gain) {
     auto added_at = [&](double x) {
       double sum = 0.0;
-      for (size_t i = 0; i < k; ++i) {
-        sum += mode == Mode::kPrimal ? internal::PrimalIncrementAtGain(alpha, p[i], x)
-                                     : internal::DualIncrementAtGain(alpha, p[i], x);
-      }
+      for (size_t i = 0; i < k; ++i) sum += increment_at(i, x);
       return sum;
     };
     r = Bisect(added_at, rem, 0.0, 1.0);
@@ -242,8 +244,7 @@ inline Renormalised Renormalise(Mode mode, double alpha, const double* p,
   for (size_t i = 0; i < k; ++i) {
     double delta;
     if (at_gain) {
-      delta = mode == Mode::kPrimal ? internal::PrimalIncrementAtGain(alpha, p[i], r)
-                                    : internal::DualIncrementAtGain(alpha, p[i], r);
+      delta = increment_at(i, r);
     } else if (mode == Mode::kPrimal) {
       delta = internal::PrimalIncrement(alpha, p[i], pb[i], nu, em1);
     } else {
