@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "bregman/support_sketch.h"
+
 namespace bd {
 
 enum class BregmanDivergence : uint8_t { kPrimal, kDual };
@@ -79,6 +81,7 @@ struct BregmanWorkspace {
   std::vector<double> scratch;  // solver temporaries
   std::vector<double> powers;   // per-coordinate powers of p for the search
   std::vector<double> mass_lanes;  // SupportMass's lanes saved along the prefix
+  bregman_detail::SupportSketch sketch;  // the general solvers' rough sums
 };
 
 // Decodes one distribution. q (k = result.k values, aligned with the sorted

@@ -12,6 +12,7 @@
 #include "bregman/closed_forms.h"
 #include "bregman/renormalise.h"
 #include "kernels/det_math.h"
+#include "kernels/pow_f64.h"
 #include "kernels/support_map.h"
 
 namespace bd {
@@ -63,7 +64,12 @@ class PerK {
         kind_(ChooseTauKind(params.divergence, params.alpha)),
         probs_(probs),
         ws_(ws),
-        n_(probs.Size()) {}
+        n_(probs.Size()) {
+    // The sketch is this distribution's: rebuilt per decode.
+    if (kind_ == TauKind::kGeneral) {
+      ws_.sketch.Reset(divergence_ == BregmanDivergence::kPrimal, alpha_);
+    }
+  }
 
   // The leading min(need, n) sorted probabilities.
   const double* Probs(size_t need) { return probs_.Prefix(std::min(need, n_)); }
@@ -143,15 +149,27 @@ class PerK {
     return value;
   }
 
-  // A hint for the final solve of support k: the cached powers only (the
-  // same values the solver would compute). Not the search's multiplier: the
-  // adaptive q must be bit-identical to the fixed-k q of the same support,
-  // whatever path the search took.
-  void HintFor(size_t k, Multiplier* nu) {
-    if (kind_ == TauKind::kGeneral) {
-      nu->powers = Powers(k);
-      nu->kept = KeptMass(k);
+  // The final solve of support k: a hint of the cached powers, mass and
+  // sketch (the same values the solver would compute), and the search's
+  // multiplier only where the search solved k cold (as a fixed-k decode
+  // does): the adaptive q must be bit-identical to the fixed-k q of the same
+  // support, whatever path the search took. Returns true, with the cost,
+  // when ws.q holds that solve's q still (nothing left to do).
+  bool FinalFor(size_t k, Multiplier* nu, double* cost) {
+    if (kind_ != TauKind::kGeneral) return false;
+    nu->powers = Powers(k);
+    nu->kept = KeptMass(k);
+    nu->sketch = &ws_.sketch;
+    for (const Solved& c : cache_) {
+      if (c.k != k || !c.exact || !c.cold) continue;
+      if (full_q_ == k && !std::isnan(c.cost)) {
+        *cost = c.cost;
+        return true;
+      }
+      nu->upper = nu->lower = nu->start = c.nu;
+      nu->known = true;  // applied at its nu, without a Newton step
     }
+    return false;
   }
 
  private:
@@ -191,6 +209,7 @@ class PerK {
     double curvature = 0.0;  // Newton's quadratic constant measured by the solve (0: none)
     double slope = 0.0;      // d(sum q)/d nu at nu (0: none), for a neighbour's anchor
     bool exact = true;       // false: a settled probe, nu only bounds the root
+    bool cold = false;       // solved from no hint but the support's own (as a fixed-k decode)
     double nu_hi = 0.0;      // an upper bound on the root (0: none)
     double nu_lo = 0.0;      // a lower bound on the root (0: none; settled: 0 iff it decided
                              // sigma_k <= lambda)
@@ -252,6 +271,11 @@ class PerK {
       }
     }
     if (same != nullptr && (!need_cost || !std::isnan(same->cost))) return *same;
+    // An exact request with nothing cached for k is solved cold, as a fixed-k
+    // decode solves it (no bounds, start or anchor: with the sketch's rough
+    // steps that costs one exact pass, as a warm start does), so that the
+    // final solve of the same support reuses it bit for bit (FinalFor).
+    const bool cold = same == nullptr && settle == nullptr;
     EnsureSize(ws_.q, k);
     EnsureSize(ws_.scratch, k);
     Multiplier nu;
@@ -260,7 +284,7 @@ class PerK {
     if (same != nullptr) {
       nu.upper = nu.lower = nu.start = same->nu;
       nu.known = true;  // priced at the probe's own nu, without a Newton step
-    } else {
+    } else if (!cold) {
       if (upper_from != nullptr && upper_from->k > 1) nu.upper = upper_from->nu_hi;
       if (lower_from != nullptr) nu.lower = lower_from->nu_lo;
       if (same_bound != nullptr) {  // this support's own bound, when tighter
@@ -289,10 +313,7 @@ class PerK {
         // A probe that may stop on a bound starts low: a gallop's probes
         // short of the answer (sigma above lambda) then settle on the first
         // evaluation's lower bound on nu.
-        if (nu.settle != nullptr) {
-          nu.start *= kLowStart;
-          nu.rough_first = true;
-        }
+        if (nu.settle != nullptr) nu.start *= kLowStart;
       }
     }
     // The neighbours' Newton constant (nu's equation changes little from
@@ -301,7 +322,9 @@ class PerK {
     // step from there is then known to be exact (one pass, not two).
     constexpr double kCurvatureMargin = 100.0;
     for (const Solved* n : {below, above}) {
-      if (n != nullptr) nu.curvature = std::max(nu.curvature, kCurvatureMargin * n->curvature);
+      if (n != nullptr && !cold) {
+        nu.curvature = std::max(nu.curvature, kCurvatureMargin * n->curvature);
+      }
     }
     const double curvature_in = nu.curvature;
     // The nearest exactly solved support, when it is close (its coordinates
@@ -311,7 +334,7 @@ class PerK {
     // few supports away: from farther, the step can overshoot far (concave
     // maps) and cost the solve more than it saves.
     const Solved* anchor = nullptr;
-    if (same == nullptr) {
+    if (same == nullptr && !cold) {
       for (const Solved& c : cache_) {
         const Solved* n = &c;
         if (n->k == 0 || !n->exact || !(n->slope > 0.0) || !(n->nu > 0.0) || n->k < 2) continue;
@@ -339,18 +362,21 @@ class PerK {
     }
     nu.powers = Powers(k);
     nu.kept = KeptMass(k);
+    nu.sketch = &ws_.sketch;
     const double* p = Probs(k);
     Solved out;
     out.k = k;
     out.cost = Renormalise(divergence_, alpha_, p, k, ws_.q.data(), ws_.scratch.data(), &nu);
+    full_q_ = need_cost ? k : 0;  // (a probe writes q[k-1] only)
     out.nu = nu.value;
-    g_newton_coordinates += static_cast<size_t>(nu.evaluations) * k;
+    g_newton_coordinates += static_cast<size_t>(nu.exact_evaluations) * k;
     // None measured (it stopped on the first step): pass the neighbours' on.
     out.curvature = nu.curvature > 0.0 ? nu.curvature : curvature_in / kCurvatureMargin;
     out.slope = nu.slope;
     out.anchor_curvature = nu.measured_anchor_curvature;
     out.sigma = ConjugateGain(p[k - 1], ws_.q[k - 1], k == 1, &out.nu);
     out.exact = !nu.settled;
+    out.cold = cold;
     g_estimate_settles += nu.settled_by_estimate;
     out.nu_hi = !nu.settled || nu.settled_upper ? out.nu : 0.0;
     out.nu_lo = !nu.settled || !nu.settled_upper ? out.nu : 0.0;
@@ -447,6 +473,7 @@ class PerK {
   size_t built_ = 0;  // prefix sums are valid for i <= built_
   size_t powered_ = 0;  // ws.powers is valid for i < powered_
   size_t mass_saved_ = 0;  // ws.mass_lanes holds the lanes at c kMassCheckpoint, c < mass_saved_
+  size_t full_q_ = 0;  // ws.q holds the whole q of this support's last solve (0: none)
   Solved cache_[kCacheSize];
   int next_slot_ = 0;
 };
@@ -615,7 +642,8 @@ size_t AdaptiveK(PerK& per_k, double lambda, size_t k_lo, size_t k_hi) {
 }
 
 // Cost of the dropped tokens p_(k+1..n).
-double TailCost(const BregmanParams& params, SortedProbs& probs, size_t k) {
+double TailCost(const BregmanParams& params, SortedProbs& probs, size_t k,
+                std::vector<double>& scratch) {
   const size_t n = probs.Size();
   if (k >= n) return 0.0;
   const double alpha = params.alpha;
@@ -625,8 +653,17 @@ double TailCost(const BregmanParams& params, SortedProbs& probs, size_t k) {
   const double* p = probs.Prefix(k);
   // Primal KL: the tail's mass (the kept mass summed as Renormalise sums it).
   if (alpha == 1.0) return RemainingMass(SupportMass(p, k));
+  // Smallest first, as SumPow. The powers as one SIMD pass where PowAlpha
+  // would call PowF64 per token (PowF64Many: its bits), ~15 % of a decode at
+  // k ~ V/2 before.
   double head = 0.0;
-  for (size_t i = k; i-- > 0;) head += PowAlpha(p[i], alpha);
+  if (PowAlphaIsAlgebraic(alpha)) {
+    for (size_t i = k; i-- > 0;) head += PowAlpha(p[i], alpha);
+  } else {
+    EnsureSize(scratch, k);
+    PowF64Many(p, k, alpha, scratch.data());
+    for (size_t i = k; i-- > 0;) head += scratch[i];
+  }
   const double tail = probs.SumPow(alpha) - head;
   return ZeroCostScale(params.divergence, alpha) * std::max(tail, 0.0);
 }
@@ -648,22 +685,28 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
   if (n == 0) return result;
   const bool adaptive = params.fixed_k == 0;
   Multiplier hint;  // from the search, for the final solve
+  bool solved = false;  // the search left the final q and its cost
+  double in_support = 0.0;
   size_t k;
   if (adaptive) {
     const size_t k_lo = std::min(std::max<size_t>(1, params.k_min), n);
     const size_t k_hi = std::max(k_lo, std::min(params.k_max, n));
     PerK per_k(params, probs, ws);
     k = AdaptiveK(per_k, params.lambda, k_lo, k_hi);
-    per_k.HintFor(k, &hint);
+    solved = per_k.FinalFor(k, &hint, &in_support);
   } else {
     k = std::min(params.fixed_k, n);
+    ws.sketch.Reset(params.divergence == BregmanDivergence::kPrimal, params.alpha);
+    hint.sketch = &ws.sketch;
   }
 
   EnsureSize(ws.q, k);
   EnsureSize(ws.scratch, k);
   const double* p = probs.Prefix(k);
-  const double in_support = Renormalise(params.divergence, params.alpha, p, k,
-                                        ws.q.data(), ws.scratch.data(), &hint);
+  if (!solved) {
+    in_support = Renormalise(params.divergence, params.alpha, p, k, ws.q.data(),
+                             ws.scratch.data(), &hint);
+  }
   // ws.q keeps its size: shrinking it to k made the next decode's growth
   // zero-fill up to ~2 MB again (~0.1 ms in wasm).
   result.k = k;
@@ -671,7 +714,7 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
     result.objective = NAN;
     return result;
   }
-  result.objective = in_support + TailCost(params, probs, k);
+  result.objective = in_support + TailCost(params, probs, k, ws.scratch);
   if (adaptive) result.objective += params.lambda * static_cast<double>(k);
   return result;
 }

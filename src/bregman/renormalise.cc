@@ -50,6 +50,19 @@ void DualPowers(const double* p, size_t k, double alpha, double* out) {
   PowersOf(p, k, 2.0 - alpha, out, [alpha](double x) { return DualPower(x, alpha); });
 }
 
+SupportSketch* SketchFor(bool primal, double alpha, const double* p, size_t k, Multiplier* hint) {
+  SupportSketch* sketch = hint != nullptr ? hint->sketch : nullptr;
+  if (sketch == nullptr || !sketch->Matches(primal, alpha)) {
+    // A solve on its own (BregmanRenormalise, a test): the thread's sketch,
+    // rebuilt (its blocks are p's, so the result is the decoder's).
+    thread_local SupportSketch own;
+    own.Reset(primal, alpha);
+    sketch = &own;
+  }
+  sketch->Extend(p, k);
+  return sketch;
+}
+
 // The dispatch itself. Closed forms leave nu->value at 0: only the general
 // solvers' multipliers are worth handing on.
 double Renormalise(BregmanDivergence divergence, double alpha, const double* p,

@@ -11,6 +11,7 @@
 #include "bregman/alpha_family.h"
 #include "bregman/bregman.h"
 #include "bregman/root_finding.h"
+#include "bregman/support_sketch.h"
 #include "kernels/det_math.h"
 #include "kernels/support_map.h"
 
@@ -50,6 +51,10 @@ struct Multiplier {
   // DualPower below), computed once by the caller for all the supports it
   // solves; null: the solver computes them (one pow per coordinate).
   const double* powers = nullptr;
+  // in: the sketch of the sorted prefix for this map, extended to at least
+  // k (the decoder's, kept across the supports it solves); null: the solver
+  // builds one (SketchFor). Its sums are the solver's rough evaluations.
+  SupportSketch* sketch = nullptr;
   // in: a bound on Newton's quadratic constant for this equation (from a
   // neighbouring support's solve; 0: none); out: the constant this solve
   // measured (0: none). See SafeguardedNewton.
@@ -74,14 +79,13 @@ struct Multiplier {
   // in: start is this support's nu already (a probe priced again): the
   // solver applies it without a Newton step.
   bool known = false;
-  // out: the Newton evaluations (passes over the support) the solve made.
+  // out: the Newton evaluations the solve made, and how many of them were
+  // exact passes over the support (the others: its sketch's nodes).
   int evaluations = 0;
+  int exact_evaluations = 0;
   // in (with last_only): stop as soon as an evaluation settles this test;
   // null: solve to the root.
   const SigmaTest* settle = nullptr;
-  // in (with settle): the start is far from the root on purpose, so the first
-  // evaluation may be rough (see SolveMultiplier).
-  bool rough_first = false;
   // out: the solve stopped on `settle`: value is then a bound on the root
   // (an upper bound when settled_upper) and q[k-1] its q, not the solution;
   // estimate_nu (one Newton step from the bound) and estimate_q_last (the
@@ -135,6 +139,24 @@ inline double DualPower(double p, double alpha) {
 // bits).
 void PrimalPowers(const double* p, size_t k, double b, double* out);
 void DualPowers(const double* p, size_t k, double alpha, double* out);
+
+// The sketch a solve of p[0..k) uses: the hint's when it has one for this
+// map (extended to k here), else a per-thread one built over p[0..k).
+SupportSketch* SketchFor(bool primal, double alpha, const double* p, size_t k, Multiplier* hint);
+
+// The sketch's sums over a support of k as sums_over's rough evaluation:
+// the nodes of the blocks before the one holding k - 1 (sum_nodes(node_p,
+// node_pow, count, weight)) plus that block's tokens one by one
+// (sum_tokens(from, to)), each returning SupportMapSums.
+template <class SumNodes, class SumTokens>
+SupportMapSums SketchSums(const SupportSketch& sketch, size_t k, const SumNodes& sum_nodes,
+                          const SumTokens& sum_tokens) {
+  const SupportSketch::View v = sketch.For(k);
+  const SupportMapSums nodes =
+      sum_nodes(sketch.node_p(), sketch.node_pow(), v.nodes, sketch.weight());
+  const SupportMapSums tokens = sum_tokens(v.exact_from, k);
+  return {nodes.increment + tokens.increment, nodes.slope + tokens.slope};
+}
 
 // BregmanRenormalise with an optional hint (may be null).
 double Renormalise(BregmanDivergence divergence, double alpha, const double* p,
@@ -229,7 +251,7 @@ inline void SetLogScaleOutputs(Multiplier* hint, double value, int evaluations) 
   hint->curvature = 0.0;
   hint->slope = 0.0;
   hint->measured_anchor_curvature = 0.0;
-  hint->evaluations = evaluations;
+  hint->evaluations = hint->exact_evaluations = evaluations;
   hint->settled = hint->settled_by_estimate = false;
 }
 
@@ -246,50 +268,81 @@ constexpr double kShortAnchorStep = 1e-3;
 // A known hint is applied without an evaluation. Fills the hint's outputs.
 // sums_over(from, to, nu, init, &sum, &slope, rough): sum = init + the
 // increments q - p over p[from..to), slope = the sum of dq/dnu there; rough
-// allows approximate sums, each increment within rough_error of its q (0:
-// the map has no rough form); it returns whether the sums are exact.
+// allows the support's sketch (whole supports only: within
+// SupportSketch::kError of sum q, a small fraction of an exact pass); it
+// returns whether the sums are exact.
 //
 // Far from the root Newton needs only the sign and a rough size of F, so the
-// solver evaluates roughly (the maps' short forms, a third to half the
-// cost) while its start is a guess (cold) or a probe's start far from the
-// root on purpose (rough_first), and while the last step moved nu by more
-// than sqrt(10 rough_error) relative (Newton's error after it is then still
-// far above the rough error); exactly once the steps are small. A rough
-// evaluation whose log(sum q) lies within twice the error is redone exactly
-// at the same nu. Which evaluations are rough depends only on the path from
-// the start, so a solve from the same start (a support's final solve, cold)
-// gives the same bits whatever came before it.
+// solver evaluates roughly from its start (except an anchored start, within
+// ~1e-12 of the root already, unless a probe's: its rough evaluation may
+// settle it) and while the last step moved nu by more than sqrt(10 error)
+// relative (Newton's error after it is then still far above the sketch's);
+// exactly once the steps are small. A rough evaluation whose log(sum q)
+// lies within twice the error is redone exactly at the same nu, unless it
+// settles a probe (below). Which evaluations are rough depends only on the
+// path from the start, so a solve from the same start (a support's final
+// solve, cold) gives the same bits whatever came before it.
 template <class SumsOver, class Guess>
 double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& sums_over,
-                       const Guess& guess, double floor, double hi, Multiplier* hint,
-                       double rough_error = 0.0) {
+                       const Guess& guess, double floor, double hi, Multiplier* hint) {
+  constexpr double rough_error = SupportSketch::kError;
   // sqrt(10 error): a step of that size leaves an error of order its square.
   const double rough_step = std::sqrt(10.0 * rough_error);
   double last_slope = 0.0;
-  int evaluations = 0;
-  bool rough_start = false;  // set once the start is known (below)
-  double first_exact_step = -1.0;  // |Newton step| of the first exact evaluation
+  int evaluations = 0, exact_evaluations = 0;
+  bool rough_first = false;  // set once the start is known (below)
+  // |Newton step| of the first evaluation (at the start), widened by a rough
+  // one's error: with cheap rough sums that evaluation is rarely exact.
+  double first_step = -1.0;
   double last_nu = 0.0;
+  // A probe settled by a cheap rough evaluation near the root (below): the
+  // bound, and its side.
+  double rough_bound = 0.0;
+  bool rough_bound_upper = false;
   auto eval = [&](double nu, double* f, double* df) {
     double sum = 0.0, slope = 0.0;
     bool exact = false, done = false;
-    const bool far = rough_error > 0.0 && (evaluations == 0 ? rough_start
-                                           : std::fabs(nu - last_nu) > rough_step * nu);
+    const bool far =
+        evaluations == 0 ? rough_first : std::fabs(nu - last_nu) > rough_step * nu;
     last_nu = nu;
     if (far) {
       ++evaluations;
       exact = sums_over(0, k, nu, -rem, &sum, &slope, true);
       done = exact || std::fabs(Log1pF64(sum)) > 2.0 * rough_error;
+      // Near the root (a Newton step below 1e-6 of nu): the root lies within
+      // twice (|f| + 2 error) / f' of nu (the sums' error moves log(sum q)
+      // by at most ~error; the step's quadratic error is far below), so a
+      // probe whose sigma question that interval decides by the tight
+      // margin needs no exact pass (as an anchored start's predicted error;
+      // supports near the answer differ in sigma by far more).
+      if (!exact && hint != nullptr && hint->settle != nullptr) {
+        const double f_rough = Log1pF64(sum), df_rough = slope / (1.0 + sum);
+        const double error = 2.0 * (std::fabs(f_rough) + 2.0 * rough_error) / df_rough;
+        for (const bool upper : {true, false}) {
+          const double bound = upper ? nu + error : nu - error;
+          if (!(bound > 0.0) || !(error < 1e-6 * nu)) continue;
+          double incr = 0.0, unused = 0.0;
+          sums_over(k - 1, k, bound, 0.0, &incr, &unused, false);
+          if (hint->settle->decided(hint->settle->ctx, bound, p[k - 1] + incr, upper, true)) {
+            rough_bound = bound;
+            rough_bound_upper = upper;
+            done = true;
+            // (f is then the rough one: the iteration stops on it.)
+            break;
+          }
+        }
+      }
     }
     if (!done) {
       ++evaluations;
       sums_over(0, k, nu, -rem, &sum, &slope, false);
       exact = true;
     }
+    exact_evaluations += exact;
     last_slope = slope;
     *f = Log1pF64(sum);
     *df = slope / (1.0 + sum);
-    if (exact && first_exact_step < 0.0) first_exact_step = std::fabs(*f / *df);
+    if (first_step < 0.0) first_step = (std::fabs(*f) + (exact ? 0.0 : rough_error)) / *df;
     return exact;
   };
   Multiplier anchored;
@@ -312,12 +365,9 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
   // the start stays as without it, also below it (moving a probe's low start
   // up made its settled bound, and so the gallop's extrapolations, worse).
   if (floor > lo) lo = std::min(floor, 0.5 * nu0);
-  // Cold: the start is not the hint's (interpolated or anchored near the
-  // root), or is far on purpose.
-  rough_start = !(start != nullptr && start->start == nu0) ||
-                (hint->settle != nullptr && hint->rough_first);
   // Whether the start is the anchored one, and its step from the anchor.
   const bool anchored_start = from_anchor > 0.0 && nu0 == from_anchor;
+  rough_first = !anchored_start || hint->settle != nullptr;
   const double anchor_step = anchored_start ? std::fabs(hint->anchor_nu - from_anchor) : 0.0;
   double curvature = hint != nullptr ? hint->curvature : 0.0;
   const bool known = hint != nullptr && hint->known && nu0 == hint->start;
@@ -327,6 +377,15 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
   auto settled = [&](double x, double f, double df) {
     if (hint == nullptr || hint->settle == nullptr || !(f == f)) return false;
     double incr = 0.0, unused = 0.0;
+    if (rough_bound > 0.0) {
+      hint->settled = hint->settled_by_estimate = true;
+      hint->settled_upper = rough_bound_upper;
+      const double next = x - f / df;  // within the rough error of the root
+      hint->estimate_nu = next > 0.0 ? next : x;
+      sums_over(k - 1, k, hint->estimate_nu, 0.0, &incr, &unused, false);
+      hint->estimate_q_last = p[k - 1] + incr;
+      return true;
+    }
     sums_over(k - 1, k, x, 0.0, &incr, &unused, false);
     const bool upper = f > 0.0;  // sum q > 1 at x: the root is below x
     if (!hint->settle->decided(hint->settle->ctx, x, p[k - 1] + incr, upper, false)) return false;
@@ -382,20 +441,22 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
       hint->value = bound;
       hint->curvature = 0.0;  // none measured
       hint->slope = 0.0;
-      hint->evaluations = 0;
+      hint->evaluations = hint->exact_evaluations = 0;
       return bound;
     }
   }
-  const double nu =
+  double nu =
       known ? nu0 : SafeguardedNewton(eval, lo, hi, nu0, &curvature, 1e-12, 200, settled);
+  if (rough_bound > 0.0) nu = rough_bound;  // a settled probe's value is its bound
   if (hint != nullptr) {
     hint->value = nu;
     hint->curvature = curvature;
     hint->slope = last_slope;
     hint->evaluations = evaluations;
+    hint->exact_evaluations = exact_evaluations;
     hint->measured_anchor_curvature =
-        anchor_step > 0.0 && anchor_step <= kShortAnchorStep * nu && first_exact_step >= 0.0
-            ? first_exact_step / (anchor_step * anchor_step)
+        anchor_step > 0.0 && anchor_step <= kShortAnchorStep * nu && first_step >= 0.0
+            ? first_step / (anchor_step * anchor_step)
             : 0.0;
   }
   return nu;

@@ -109,16 +109,23 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   const bool algebraic = FindSupportMap(false, alpha, &vector_map);
   // Over p[from..to): *sum = init + sum of the increments q - p, *slope =
   // sum of dq/dnu.
-  // rough: the general map may stop at its start (~3e-8; kernels/support_map.h).
+  // rough: the support's sketch (SupportSketch::kError).
+  const SupportSketch& sketch = *SketchFor(false, alpha, p, k, hint);
   auto sums_over = [&](size_t from, size_t to, double nu, double init, double* sum_out,
                        double* slope_out, bool rough) {
+    const double nu_root = PowAlpha(nu, 1.0 / b);
+    auto sum = [&](const double* pp, const double* pw, size_t n, const double* weight) {
+      return algebraic ? SumSupportMap(vector_map, pp, pw, n, nu, weight)
+                       : SumDualPowerMap(pp, pw, n, alpha, nu, nu_root, weight);
+    };
     const SupportMapSums sums =
-        algebraic ? SumSupportMap(vector_map, p + from, p_pow + from, to - from, nu)
-                  : SumDualPowerMap(p + from, p_pow + from, to - from, alpha, nu,
-                                    PowAlpha(nu, 1.0 / b), rough);
+        rough && from == 0 && to == k
+            ? SketchSums(sketch, k, sum,
+                         [&](size_t f, size_t t) { return sum(p + f, p_pow + f, t - f, nullptr); })
+            : sum(p + from, p_pow + from, to - from, nullptr);
     *sum_out = init + sums.increment;
     *slope_out = sums.slope;
-    return algebraic || !rough;
+    return !rough;
   };
   // Without a hint, start from the first-order guess rem / F'(0).
   const double nu = SolveMultiplier(
@@ -128,7 +135,7 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
         const double slope_at_zero = SupportMass(p_pow, k);
         return slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0;
       },
-      MultiplierFloor(false, alpha, rem, k), 1.0, hint, algebraic ? 0.0 : kDualRoughError);
+      MultiplierFloor(false, alpha, rem, k), 1.0, hint);
 
   const bool last_only = hint != nullptr && hint->last_only;
   const size_t first = last_only ? k - 1 : 0;

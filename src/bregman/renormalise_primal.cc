@@ -132,21 +132,26 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   auto Shift = [b](double nu) { return b > 0.0 ? b * std::max(nu, DBL_MIN) : b * nu; };
   // Over p[from..to): *sum = init + sum of the increments q - p, *slope =
   // sum of dq/dnu (tokens with p^b = 0 gain (b nu)^{1/b}).
-  // rough: the general map's short form (kPrimalRoughError); the algebraic
-  // forms are always exact.
+  // rough: the support's sketch (SupportSketch::kError).
+  const SupportSketch& sketch = *SketchFor(true, alpha, p, k, hint);
   auto sums_over = [&](size_t from, size_t to, double nu, double init, double* sum_out,
                        double* slope_out, bool rough) {
     const double shift = Shift(nu);  // q^b - p^b
     // Other alphas: q/p - 1 = (1 + x)^{1/b} - 1 = expm1(log1p(x) / b), x = s / p^b,
     // on float64 lanes; tokens with p^b = 0 gain (b nu)^{1/b} each.
     const double z = !vectorised && b > 0.0 ? PowAlpha(shift, 1.0 / b) : 0.0;
+    auto sum = [&](const double* pp, const double* pw, size_t n, const double* weight) {
+      return vectorised ? SumSupportMap(vector_map, pp, pw, n, shift, weight)
+                        : SumPrimalPowerMap(pp, pw, n, b, shift, z, z / shift, weight);
+    };
     const SupportMapSums sums =
-        vectorised ? SumSupportMap(vector_map, p + from, pow_b + from, to - from, shift)
-                   : SumPrimalPowerMap(p + from, pow_b + from, to - from, b, shift, z, z / shift,
-                                       rough);
+        rough && from == 0 && to == k
+            ? SketchSums(sketch, k, sum,
+                         [&](size_t f, size_t t) { return sum(p + f, pow_b + f, t - f, nullptr); })
+            : sum(p + from, pow_b + from, to - from, nullptr);
     *sum_out = init + sums.increment;
     *slope_out = sums.slope;
-    return vectorised || !rough;
+    return !rough;
   };
   // Without a hint, the first-order guess nu0 = rem / F'(0): right of the
   // root when F is convex (alpha < 2) and left of it when concave (alpha > 2),
@@ -157,7 +162,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
         const double slope = slope_at_zero();
         return slope > 0.0 ? rem / slope : 0.0;
       },
-      MultiplierFloor(true, alpha, rem, k), hi, hint, vectorised ? 0.0 : kPrimalRoughError);
+      MultiplierFloor(true, alpha, rem, k), hi, hint);
 
   const double shift = Shift(nu);
   const bool last_only = hint != nullptr && hint->last_only;

@@ -35,6 +35,38 @@ HWY_INLINE F64::V Log2MantissaLanes(F64::V m, F64::V* lo) {
   return hi;
 }
 
+// PowIntF64 on lanes for 1 <= |n| <= 8 and every lane's |x| within
+// [2^-248/|n|, 2^248/|n|]: the same double-double squarings in the same
+// order, where the rescaling PowIntF64 applies outside [2^-250, 2^250] never
+// triggers (so its exponents stay 0), and the same reciprocal for n < 0.
+HWY_INLINE F64::V PowIntLanes(F64::V x, int64_t n) {
+  using Ops = F64;
+  const bool negative = n < 0;
+  uint64_t u = negative ? 0 - static_cast<uint64_t>(n) : static_cast<uint64_t>(n);
+  auto mul = [](F64::V ah, F64::V al, F64::V bh, F64::V bl, F64::V* h, F64::V* l) {
+    F64::V p, e;
+    det_simd::TwoProdT<Ops>(ah, bh, &p, &e);
+    e = Ops::Add(e, Ops::Add(Ops::Mul(ah, bl), Ops::Mul(al, bh)));
+    det_simd::FastTwoSumT<Ops>(p, e, h, l);
+  };
+  F64::V base_hi = x, base_lo = Ops::Zero(), acc_hi = Ops::Set(1.0), acc_lo = Ops::Zero();
+  for (;;) {
+    if (u & 1) mul(acc_hi, acc_lo, base_hi, base_lo, &acc_hi, &acc_lo);
+    u >>= 1;
+    if (u == 0) break;
+    mul(base_hi, base_lo, base_hi, base_lo, &base_hi, &base_lo);
+  }
+  if (negative) {
+    const F64::V r = Ops::Div(Ops::Set(1.0), acc_hi);
+    F64::V p, e;
+    det_simd::TwoProdT<Ops>(r, acc_hi, &p, &e);
+    const F64::V residual =
+        Ops::Sub(Ops::Sub(Ops::Sub(Ops::Set(1.0), p), e), Ops::Mul(r, acc_lo));
+    acc_hi = Ops::Add(r, Ops::Mul(r, residual));
+  }
+  return acc_hi;
+}
+
 // PowF64's main path for a non-integer y: y log2 x = y k + y log2 m in two
 // doubles, split into an integer n and a fraction r, 2^r scaled by 2^n.
 // Vectors with a lane outside it (x not a positive normal, or 2^n not a
@@ -45,6 +77,24 @@ void PowF64ManyImpl(const double* x, size_t n, double y, double* out) {
   const double ay = std::fabs(y);
   const bool y_integer = ay >= 0x1p52 || ((ay + 0x1p52) - 0x1p52) == ay;
   size_t i = 0;
+  if (y_integer && ay >= 1.0 && ay <= 8.0) {
+    const int64_t e = static_cast<int64_t>(y);
+    const int64_t shift = 248 / (e < 0 ? -e : e);
+    const double lo = std::ldexp(1.0, static_cast<int>(-shift));
+    const double hi = std::ldexp(1.0, static_cast<int>(shift));
+    for (; i + N <= n; i += N) {
+      bool in_range = true;
+      for (size_t j = 0; j < N; ++j) {
+        const double a = std::fabs(x[i + j]);
+        in_range &= a >= lo && a <= hi;
+      }
+      if (in_range) {
+        F64::Store(PowIntLanes(F64::Load(x + i), e), out + i);
+      } else {
+        for (size_t j = 0; j < N; ++j) out[i + j] = PowF64(x[i + j], y);
+      }
+    }
+  }
   if (!y_integer && ay < 0x1p64) {
     const F64::V vy = F64::Set(y);
     for (; i + N <= n; i += N) {

@@ -370,7 +370,6 @@ struct DualPowerConstants {
   double nu_root;  // nu^{1/(alpha-1)}
   double large_c;  // e^{40 (alpha-1)} (may be +inf)
   const DualStartTable* table;  // null: Halley steps from the asymptote
-  bool rough;  // stop at the start (see SumDualPowerMap)
 };
 constexpr double kDualSmallC = 4.248354255291589e-18;  // e^-40
 constexpr int kDualMaxSteps = 60;  // 2-4 used for a in [1.001, 300]; more only as a -> 1
@@ -427,11 +426,6 @@ HWY_INLINE V DualRatio(V lc, V inv_c, V mid, const DualPowerConstants& m, V* l, 
     active = Ops::IfLess(size, Ops::Set(1e-3), Ops::Zero(), active);
   }
   const V t = ExpRoughLanes<Ops>(Ops::Min(Ops::Max(s, Ops::Set(-45.0)), Ops::Set(45.0)));
-  if (m.rough) {  // the start as it is (~3e-8; Halley guesses ~1e-9)
-    *l = Ops::Zero();  // (no cost is priced from a rough map)
-    *w_out = Ops::Add(one, Ops::Mul(b, t));
-    return t;
-  }
   // The last step, on t (any t near the root: G is exact there).
   // log1p(t) = log u + cu / u, u + cu = 1 + t exactly.
   V u, cu;
@@ -548,7 +542,7 @@ HWY_INLINE V DualPowerIncrement(V p, V p_pow, const DualPowerConstants& m, V* sl
 // solved by the table-less path (F64Scalar: the same bits on every target).
 void DualStartNodesImpl(double alpha, double l0, double h, size_t count, double* nodes) {
   using Ops = F64Scalar;
-  const DualPowerConstants m{alpha, 1.0, 1.0, HUGE_VAL, nullptr, false};
+  const DualPowerConstants m{alpha, 1.0, 1.0, HUGE_VAL, nullptr};
   for (size_t j = 0; j < count; ++j) {
     const double lc = l0 + static_cast<double>(j) * h;
     double l, w;
@@ -576,14 +570,25 @@ HWY_INLINE V DualPowerCost(V p, V p_pow, V q, V incr, V ell, const DualPowerCons
   return Ops::WherePositive(incr, Ops::IfZero(near, series, direct));
 }
 
+// Each term times weight[i] when there are weights (a SupportSketch's nodes).
+template <class Ops, class V>
+HWY_INLINE void Weigh(const double* weight, size_t i, V* t) {
+  if (weight == nullptr) return;
+  const V w = Ops::Load(weight + i);
+  t[0] = Ops::Mul(t[0], w);
+  t[1] = Ops::Mul(t[1], w);
+}
+
 template <class FormT>
-HWY_INLINE SupportMapSums SumsOf(const double* p, const double* a, size_t k, double shift) {
+HWY_INLINE SupportMapSums SumsOf(const double* p, const double* a, size_t k, double shift,
+                                 const double* weight) {
   double totals[2];
   SumF64Lanes<2>(
       k,
       [&](auto ops, size_t i, auto* t) HWY_ATTR {
         using Ops = decltype(ops);
         FormT::Sums(ops, Ops::Load(p + i), Ops::Load(a + i), Ops::Set(shift), &t[0], &t[1]);
+        Weigh<Ops>(weight, i, t);
       },
       totals);
   return {totals[0], totals[1]};
@@ -620,9 +625,9 @@ HWY_INLINE auto WithForm(SupportMap map, const Body& body) {
 }
 
 SupportMapSums SumSupportMapImpl(SupportMap map, const double* p, const double* a, size_t k,
-                                 double shift) {
+                                 double shift, const double* weight) {
   return WithForm(map, [&](auto form) {
-    return SumsOf<decltype(form)>(p, a, k, shift);
+    return SumsOf<decltype(form)>(p, a, k, shift, weight);
   });
 }
 
@@ -633,18 +638,9 @@ double ApplySupportMapImpl(SupportMap map, const double* p, const double* a, siz
   });
 }
 
-// e^L - 1 of the general primal map to ~1e-10 of q / p (the rough sums):
-// L = log(1 + x) / b by the short log and exp, clamped as LogRatio clamps.
-template <class Ops, class V>
-HWY_INLINE V PowerRatioM1Rough(V x_in, V inv_b) {
-  const V x = ClampQuotient<Ops>(x_in);
-  const V L = Ops::Mul(LogRoughLanes<Ops>(Ops::Add(Ops::Set(1.0), x)), inv_b);
-  return Ops::Sub(ExpRoughLanes<Ops>(Ops::Min(L, Ops::Set(709.0))), Ops::Set(1.0));
-}
-
 SupportMapSums SumPrimalPowerMapImpl(const double* p, const double* a, size_t k, double b,
                                      double shift, double zero_gain, double zero_slope,
-                                     bool rough) {
+                                     const double* weight) {
   const double inv_b = 1.0 / b;
   double totals[2];
   SumF64Lanes<2>(
@@ -654,14 +650,14 @@ SupportMapSums SumPrimalPowerMapImpl(const double* p, const double* a, size_t k,
         const auto pv = Ops::Load(p + i), av = Ops::Load(a + i), sv = Ops::Set(shift);
         typename Ops::V far;
         const auto x = Quotient<Ops>(av, sv, &far);
-        const auto ratio = rough ? PowerRatioM1Rough<Ops>(x, Ops::Set(inv_b))
-                                 : PowerRatioM1<Ops>(x, Ops::Set(b), Ops::Set(inv_b));
+        const auto ratio = PowerRatioM1<Ops>(x, Ops::Set(b), Ops::Set(inv_b));
         const auto incr = Ops::Mul(pv, ratio);
         // dq/dnu = q^{2-alpha} = q / q^b = q / (a + s); a = +inf (p = 0,
         // alpha < 1) gives q = 0 and 0.
         const auto slope = Ops::Div(Ops::Add(pv, incr), Ops::Add(av, sv));
         t[0] = Ops::IfZero(far, incr, Ops::Set(zero_gain));
         t[1] = Ops::IfZero(far, slope, Ops::Set(zero_slope));
+        Weigh<Ops>(weight, i, t);
       },
       totals);
   return {totals[0], totals[1]};
@@ -703,8 +699,8 @@ double ApplyPrimalPowerMapImpl(const double* p, const double* a, size_t k, doubl
 
 SupportMapSums SumDualPowerMapImpl(const double* p, const double* p_pow, size_t k, double alpha,
                                    double nu, double nu_root, double large_c,
-                                   const DualStartTable* table, bool rough) {
-  const DualPowerConstants m{alpha, nu, nu_root, large_c, table, rough};
+                                   const DualStartTable* table, const double* weight) {
+  const DualPowerConstants m{alpha, nu, nu_root, large_c, table};
   double totals[2];
   SumF64Lanes<2>(
       k,
@@ -712,6 +708,7 @@ SupportMapSums SumDualPowerMapImpl(const double* p, const double* p_pow, size_t 
         using Ops = decltype(ops);
         typename Ops::V ell;
         t[0] = DualPowerIncrement<Ops>(Ops::Load(p + i), Ops::Load(p_pow + i), m, &t[1], &ell);
+        Weigh<Ops>(weight, i, t);
       },
       totals);
   return {totals[0], totals[1]};
@@ -720,7 +717,7 @@ SupportMapSums SumDualPowerMapImpl(const double* p, const double* p_pow, size_t 
 double ApplyDualPowerMapImpl(const double* p, const double* p_pow, size_t k, double alpha,
                              double nu, double nu_root, double large_c,
                              const DualStartTable* table, double* q) {
-  const DualPowerConstants m{alpha, nu, nu_root, large_c, table, false};
+  const DualPowerConstants m{alpha, nu, nu_root, large_c, table};
   const DivergenceSeries g_series(alpha);
   double total;
   SumF64Lanes<1>(
@@ -806,9 +803,10 @@ double SupportMin(const double* a, size_t k) {
 }
 
 SupportMapSums SumPrimalPowerMap(const double* p, const double* a, size_t k, double b,
-                                 double shift, double zero_gain, double zero_slope, bool rough) {
+                                 double shift, double zero_gain, double zero_slope,
+                                 const double* weight) {
   return HWY_DYNAMIC_DISPATCH(SumPrimalPowerMapImpl)(p, a, k, b, shift, zero_gain, zero_slope,
-                                                     rough);
+                                                     weight);
 }
 
 double ApplyPrimalPowerMap(const double* p, const double* a, size_t k, double alpha,
@@ -870,9 +868,9 @@ const DualStartTable* StartTableFor(double alpha) {
 }  // namespace
 
 SupportMapSums SumDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha,
-                               double nu, double nu_root, bool rough) {
+                               double nu, double nu_root, const double* weight) {
   return HWY_DYNAMIC_DISPATCH(SumDualPowerMapImpl)(p, p_pow, k, alpha, nu, nu_root,
-                                                   DualLargeC(alpha), StartTableFor(alpha), rough);
+                                                   DualLargeC(alpha), StartTableFor(alpha), weight);
 }
 
 double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha, double nu,
@@ -903,8 +901,8 @@ bool FindSupportMap(bool primal, double alpha, SupportMap* map) {
 }
 
 SupportMapSums SumSupportMap(SupportMap map, const double* p, const double* a, size_t k,
-                             double shift) {
-  return HWY_DYNAMIC_DISPATCH(SumSupportMapImpl)(map, p, a, k, shift);
+                             double shift, const double* weight) {
+  return HWY_DYNAMIC_DISPATCH(SumSupportMapImpl)(map, p, a, k, shift, weight);
 }
 
 double ApplySupportMap(SupportMap map, const double* p, const double* a, size_t k,

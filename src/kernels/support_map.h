@@ -40,8 +40,10 @@ bool FindSupportMap(bool primal, double alpha, SupportMap* map);
 // when b < 0, 0 when b > 0) or sqrt(p) (dual). shift: s = b nu (primal) or nu
 // (dual; > 0). Tokens with p = 0 get q = 0 when alpha < 1 and the gaining
 // mass otherwise, as in the scalar solvers.
+// weight (every Sum* below): null, or each token's terms are multiplied by
+// weight[i] (the quadrature weights of a SupportSketch's nodes).
 SupportMapSums SumSupportMap(SupportMap map, const double* p, const double* a, size_t k,
-                             double shift);
+                             double shift, const double* weight = nullptr);
 
 // Writes q[0..k) for the multiplier and returns the in-support divergence
 // sum_i d(q_i, p_i) (primal) or d(p_i, q_i) (dual).
@@ -54,13 +56,9 @@ double ApplySupportMap(SupportMap map, const double* p, const double* a, size_t 
 // a_i = 0 (alpha > 1: p^b underflowed, or p = 0), and any a_i below s 2^-1000,
 // gains zero_gain = s^{1/b} (to 2^-1000 / b relative), with d/dnu zero_slope;
 // a_i = +inf (alpha < 1, p = 0) gets q = 0.
-// rough: q / p from the short log and exp (~1e-10 relative; each increment
-// within kPrimalRoughError of q, so the sum within it of sum q), about a third
-// of the cost: for Newton's steps far from the root.
-constexpr double kPrimalRoughError = 1e-8;
 SupportMapSums SumPrimalPowerMap(const double* p, const double* a, size_t k, double b,
                                  double shift, double zero_gain, double zero_slope,
-                                 bool rough = false);
+                                 const double* weight = nullptr);
 
 // Writes q[0..k) of that map and returns sum_i d(q_i, p_i) (a_i = 0 or below
 // s 2^-1000: q_i = zero_mass, at zero_cost each).
@@ -72,13 +70,8 @@ double ApplyPrimalPowerMap(const double* p, const double* a, size_t k, double al
 // p = 0), by Halley steps on float64 lanes (a few log1p and exp per
 // coordinate; q - p within a few ulp). Tokens with p = 0, and those whose
 // t would exceed e^40, gain nu_root = nu^{1/(alpha-1)}.
-// rough: each q - p from the start alone (the table's cubic, within ~3e-8
-// relative; or the Halley guesses, ~1e-9), about half the cost: a sum whose
-// sign or side is all a caller needs (kDualRoughError bounds its relative
-// error).
-constexpr double kDualRoughError = 1e-6;
 SupportMapSums SumDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha,
-                               double nu, double nu_root, bool rough = false);
+                               double nu, double nu_root, const double* weight = nullptr);
 
 // Writes q[0..k) of that map and returns sum_i d(p_i, q_i).
 double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha, double nu,

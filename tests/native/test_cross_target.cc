@@ -18,6 +18,7 @@
 
 #include <hwy/targets.h>
 
+#include "bregman/support_sketch.h"
 #include "decoder.h"
 #include "kernels/blocks.h"
 #include "kernels/exp_f64.h"
@@ -297,8 +298,8 @@ uint64_t SupportMapHash(const std::vector<float>& row) {
 
 // The maps without a form of their own in SupportMapHash: the dual cubic
 // (alpha = 3), the general primal map (log1p and expm1 on lanes) and the
-// general dual map (Halley steps on lanes), their sums and the Bregman
-// decodes that run on them.
+// general dual map (Halley steps on lanes), their sums (plain and weighted),
+// a support sketch of the row, and the Bregman decodes that run on them.
 uint64_t PowerMapHash(const std::vector<float>& row) {
   Fnv h;
   const size_t n = row.size();
@@ -307,6 +308,22 @@ uint64_t PowerMapHash(const std::vector<float>& row) {
   double z = 0.0;
   for (size_t i = 0; i < n; ++i) z += p[i] = bd::ExpF64(static_cast<double>(row[i] - max));
   for (size_t i = 0; i < n; ++i) p[i] = 0.9 * p[i] / z;
+  std::vector<double> weight(n);
+  for (size_t i = 0; i < n; ++i) weight[i] = 1.0 + 0.25 * static_cast<double>(i % 5);
+  // The sketch of the sorted row (blocks, nodes, weights, node powers).
+  {
+    std::vector<double> sorted(p);
+    std::sort(sorted.begin(), sorted.end(), std::greater<double>());
+    bd::bregman_detail::SupportSketch sketch;
+    sketch.Reset(false, 2.5);
+    sketch.Extend(sorted.data(), n);
+    const bd::bregman_detail::SupportSketch::View v = sketch.For(n);
+    h.Add(static_cast<double>(v.nodes));
+    h.Add(static_cast<double>(v.exact_from));
+    h.Bytes(sketch.node_p(), v.nodes * sizeof(double));
+    h.Bytes(sketch.node_pow(), v.nodes * sizeof(double));
+    h.Bytes(sketch.weight(), v.nodes * sizeof(double));
+  }
   bd::SupportMap cubic;
   REQUIRE(bd::FindSupportMap(false, 3.0, &cubic));
   for (size_t i = 0; i < n; ++i) a[i] = bd::bregman_detail::DualPower(p[i], 3.0);
@@ -327,6 +344,10 @@ uint64_t PowerMapHash(const std::vector<float>& row) {
           bd::SumPrimalPowerMap(p.data(), a.data(), n, b, shift, gain, gain / shift);
       h.Add(s.increment);
       h.Add(s.slope);
+      const bd::SupportMapSums r = bd::SumPrimalPowerMap(p.data(), a.data(), n, b, shift, gain,
+                                                         gain / shift, weight.data());
+      h.Add(r.increment);
+      h.Add(r.slope);
     }
   }
   // (1.25, 2.5, 4: start tables; 1.01: Halley guesses; 40: the overflow
@@ -340,7 +361,9 @@ uint64_t PowerMapHash(const std::vector<float>& row) {
       h.Add(s.slope);
       h.Add(bd::ApplyDualPowerMap(p.data(), a.data(), n, alpha, nu, root, q.data()));
       h.Bytes(q.data(), n * sizeof(double));
-      const bd::SupportMapSums r = bd::SumDualPowerMap(p.data(), a.data(), n, alpha, nu, root, true);
+      // Weighted (the sketch's nodes pass their quadrature weights).
+      const bd::SupportMapSums r =
+          bd::SumDualPowerMap(p.data(), a.data(), n, alpha, nu, root, weight.data());
       h.Add(r.increment);
       h.Add(r.slope);
     }
@@ -371,7 +394,7 @@ uint64_t PowerMapHash(const std::vector<float>& row) {
 constexpr uint64_t kKernelHash = 5452597266628170043ull;
 constexpr uint64_t kChainHash = 5166497039261830825ull;
 constexpr uint64_t kSupportMapHash = 1309205742260689741ull;
-constexpr uint64_t kPowerMapHash = 17034428730530500045ull;
+constexpr uint64_t kPowerMapHash = 10408175285726085984ull;
 constexpr uint64_t kBoundaryHash = 7009216884854271275ull;
 
 TEST_CASE("every target: kernel outputs are bit-identical (and pinned for wasm)") {
@@ -419,10 +442,18 @@ TEST_CASE("every target: PowF64Many gives PowF64's bits element by element") {
                    0x1p-1023, 0x1.fffffffffffffp1023}) {
     x.push_back(v);
   }
+  // Probabilities as the Bregman solvers see them (the integer exponents'
+  // vector path takes whole vectors of these).
+  for (int i = 0; i < 3000; ++i) {
+    const uint64_t h = bd::Mix64(static_cast<uint64_t>(i) + 99);
+    x.push_back(std::ldexp(1.0 + static_cast<double>(h >> 12) * 0x1p-52,
+                           -static_cast<int>(h % 45)));
+  }
   size_t mismatches = 0, checked = 0;
   std::vector<double> out(x.size());
   ForEachTarget([&] {
-    for (double y : {-0.75, 0.25, 0.7, -1.3, 2.5, 3.0, -2.0, 0.0, 1e-3, 1.9999999, 700.5}) {
+    for (double y : {-0.75, 0.25, 0.7, -1.3, 2.5, 3.0, -2.0, 0.0, 1e-3, 1.9999999, 700.5, 1.0,
+                     2.0, 4.0, 5.0, 8.0, -1.0, -3.0, -8.0, 9.0}) {
       for (size_t n : {x.size(), size_t{1}, size_t{7}}) {
         bd::PowF64Many(x.data(), n, y, out.data());
         for (size_t i = 0; i < n; ++i) {

@@ -1,0 +1,81 @@
+// SupportSketch: a sorted support's sums over a few nodes per block of
+// nearly equal probabilities, for the general solvers' Newton steps far from
+// the root (their "rough" evaluations).
+//
+// Near k ~ V/2 a support holds 1e5 tokens whose sorted probabilities change
+// by a fraction of a percent from one to the next, and every Newton
+// evaluation maps each of them (a log1p and an expm1, or Halley steps). The
+// maps are analytic in p with no singularity within ~p of it (the primal's
+// (p^b + s)^{1/b} and the dual's root both branch at p = 0 only, or for
+// b = alpha - 1 > 1 at |p| = (b nu)^{1/b} at angle pi / b), so over a block
+// whose p lie within 2^(1/2^bits) of each other an 8-node Chebyshev
+// interpolant in p is exact to ~1e-16 of the block's sum, and the block's
+// sum is sum_l w_l f(x_l) (interpolatory quadrature: the weights need only
+// the block's p, not the map). A support of k is then the nodes of its
+// blocks plus the tokens of the block holding k - 1, mapped one by one.
+//
+// Blocks depend on the probabilities alone (a token starts a block when its
+// float64 bits leave its predecessor's cell, or when the block is full), so
+// a support's sketch is the same however far the sorted prefix was built:
+// a fixed-k solve and the adaptive search's final solve make the same
+// evaluations, and so return the same bits. Node values and weights are
+// IEEE arithmetic only (no libm): the same bits on every target.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace bd {
+namespace bregman_detail {
+
+class SupportSketch {
+ public:
+  // Nodes per block, and the most tokens one block takes.
+  static constexpr size_t kNodes = 8;
+  static constexpr size_t kMaxBlock = 512;
+  // Bound on |sketch sum - exact sum| relative to sum q (1 + the increments)
+  // that the solvers rely on; test_support_sketch.cc measures the sketch
+  // far below it (about 1e-15 over alpha 0.1-40, primal and dual).
+  static constexpr double kError = 1e-12;
+
+  // Starts a sketch for one map: node powers are p^{alpha-1} (primal) or
+  // p^{2-alpha} (dual), as the solvers' per-token powers.
+  void Reset(bool primal, double alpha);
+  bool Matches(bool primal, double alpha) const {
+    return primal_ == primal && alpha_ == alpha && alpha_ != 0.0;
+  }
+
+  // Takes the sorted p[0..n) into blocks (n never below an earlier call's
+  // since the last Reset; p the same prefix).
+  void Extend(const double* p, size_t n);
+
+  // For a support of k <= the extended length: the nodes of the blocks
+  // before the one holding token k - 1 (node_p, node_pow and weight [0,
+  // nodes)), and that block's first token, from which the support's tokens
+  // are mapped one by one.
+  struct View {
+    size_t nodes = 0;
+    size_t exact_from = 0;
+  };
+  View For(size_t k) const;
+
+  const double* node_p() const { return node_p_.data(); }
+  const double* node_pow() const { return node_pow_.data(); }
+  const double* weight() const { return weight_.data(); }
+
+ private:
+  void CloseBlock(const double* p, size_t end);
+
+  bool primal_ = false;
+  double alpha_ = 0.0;
+  int cell_shift_ = 48;   // bits of a double dropped for its cell
+  size_t built_ = 0;      // p[0..built_) is assigned to blocks
+  size_t open_start_ = 0;  // the last block, still open, is [open_start_, built_)
+  std::vector<size_t> block_start_;  // closed blocks, in order
+  std::vector<size_t> node_end_;     // nodes after each closed block
+  std::vector<double> node_p_, node_pow_, weight_;
+  size_t powered_ = 0;  // node_pow_ holds the powers of node_p_[0..powered_)
+};
+
+}  // namespace bregman_detail
+}  // namespace bd

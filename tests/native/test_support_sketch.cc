@@ -1,0 +1,164 @@
+// SupportSketch (bregman/support_sketch.h) against the exact SIMD passes it
+// stands in for: on sorted rows shaped like LLM outputs, flat rows, rows
+// with ties and zeros, every general alpha's primal and dual map, and
+// multipliers from far below to far above the supports' roots, the
+// sketch's sums of the increments and of their slopes lie within
+// SupportSketch::kError of sum q (the solvers' contract), with a margin.
+// Also: blocks depend on p alone (a support's view is the same whatever
+// prefix was extended), and the weights integrate polynomials exactly.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "bregman/renormalise.h"
+#include "bregman/support_sketch.h"
+#include "kernels/support_map.h"
+
+namespace {
+
+using bd::bregman_detail::SupportSketch;
+
+std::vector<double> SortedRow(int shape, size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  std::vector<double> logit(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+    switch (shape) {
+      case 0: logit[i] = -1.1 * std::log(i + 1.0) + 0.3 * (u - 0.5); break;  // Zipf head
+      case 1: logit[i] = 0.5 * gauss(rng); break;                            // flat
+      case 2: logit[i] = std::floor(4.0 * gauss(rng)) * 0.25; break;         // ties
+      default: logit[i] = i % 7 == 0 ? -2000.0 : 3.0 * gauss(rng); break;    // zeros
+    }
+  }
+  double mx = *std::max_element(logit.begin(), logit.end()), z = 0.0;
+  std::vector<double> p(n);
+  for (size_t i = 0; i < n; ++i) z += p[i] = std::exp(logit[i] - mx);
+  for (double& x : p) x /= z;
+  std::sort(p.begin(), p.end(), std::greater<double>());
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("support sketch: its sums are the exact passes' within its error bound") {
+  const double alphas[] = {0.25, 0.5, 0.75, 0.9, 1.1, 1.25, 1.5, 2.5, 3.0, 4.0, 8.0, 20.0, 40.0};
+  double worst = 0.0;
+  size_t sketched = 0;  // cases where the nodes stood in for most of the support
+  for (int shape = 0; shape < 4; ++shape) {
+    const std::vector<double> p = SortedRow(shape, 60000, 11 + shape);
+    for (const size_t k : {size_t{700}, size_t{9000}, size_t{59999}}) {
+      for (const double alpha : alphas) {
+        for (const bool primal : {true, false}) {
+          if (!primal && !(alpha > 1.0)) continue;
+          const double b = alpha - 1.0;
+          std::vector<double> pw(k);
+          if (primal) {
+            bd::bregman_detail::PrimalPowers(p.data(), k, b, pw.data());
+          } else {
+            bd::bregman_detail::DualPowers(p.data(), k, alpha, pw.data());
+          }
+          SupportSketch sketch;
+          sketch.Reset(primal, alpha);
+          sketch.Extend(p.data(), k);
+          const SupportSketch::View view = sketch.For(k);
+          if (view.nodes * 8 < k) ++sketched;
+          double kept = 0.0;
+          for (size_t i = 0; i < k; ++i) kept += p[i];
+          // Multipliers around the one whose last token's q doubles its p,
+          // from 1e-6 to 1e6 times it.
+          const double p_last = std::max(p[k - 1], 1e-300);
+          for (int decade = -6; decade <= 6; decade += 2) {
+            const double scale = std::pow(10.0, decade);
+            double nu;
+            if (primal) {
+              // q_last = 2 p_last: b nu = p^b (2^b - 1).
+              nu = std::pow(p_last, b) * (std::pow(2.0, b) - 1.0) / b * scale;
+            } else {
+              // q^{a-2} (q - p) at q = 2 p: 2^{a-2} p^{a-1}.
+              nu = std::pow(2.0, alpha - 2.0) * std::pow(p_last, alpha - 1.0) * scale;
+            }
+            if (!(nu > 1e-280 && nu < 1e280)) continue;
+            if (!primal && !(nu < 1.0)) continue;
+            if (primal && b < 0.0 && !(-b * nu < pw[0])) continue;  // q of p_max finite
+            const double shift = primal ? b * nu : nu;
+            const double z = primal && b > 0.0 ? std::pow(shift, 1.0 / b) : 0.0;
+            auto sum = [&](const double* pp, const double* w, size_t n, const double* weight) {
+              return primal ? bd::SumPrimalPowerMap(pp, w, n, b, shift, z, z / shift, weight)
+                            : bd::SumDualPowerMap(pp, w, n, alpha, nu, std::pow(nu, 1.0 / b),
+                                                  weight);
+            };
+            // The reference: the exact pass in chunks of 16 tokens, added in
+            // long double (one pass over 6e4 tokens rounds by ~1e-13 itself).
+            long double incr_ref = 0.0L, slope_ref = 0.0L;
+            for (size_t from = 0; from < k; from += 16) {
+              const bd::SupportMapSums chunk =
+                  sum(p.data() + from, pw.data() + from, std::min<size_t>(16, k - from), nullptr);
+              incr_ref += chunk.increment;
+              slope_ref += chunk.slope;
+            }
+            const bd::SupportMapSums exact{static_cast<double>(incr_ref),
+                                           static_cast<double>(slope_ref)};
+            const bd::SupportMapSums approx = bd::bregman_detail::SketchSums(
+                sketch, k, sum,
+                [&](size_t f, size_t t) { return sum(p.data() + f, pw.data() + f, t - f, nullptr); });
+            const double total = kept + exact.increment;
+            const double error = std::fabs(approx.increment - exact.increment) / total;
+            const double slope_error =
+                std::fabs(approx.slope - exact.slope) / std::max(exact.slope, 1e-300);
+            worst = std::max(worst, std::max(error, slope_error));
+            INFO("shape " << shape << " k " << k << " alpha " << alpha << " primal " << primal
+                          << " decade " << decade << " nodes " << view.nodes << " exact from "
+                          << view.exact_from);
+            CHECK(error <= SupportSketch::kError / 10.0);
+            CHECK(slope_error <= SupportSketch::kError / 10.0);
+          }
+        }
+      }
+    }
+  }
+  MESSAGE("worst relative error of the sketch's sums: " << worst);
+  CHECK(sketched >= 50);
+}
+
+TEST_CASE("support sketch: blocks are p's, not the prefix's; weights integrate polynomials") {
+  const std::vector<double> p = SortedRow(1, 20000, 5);
+  SupportSketch whole, piecewise;
+  whole.Reset(true, 2.5);
+  piecewise.Reset(true, 2.5);
+  whole.Extend(p.data(), p.size());
+  for (size_t n = 100; n < p.size(); n = n * 3 / 2) piecewise.Extend(p.data(), n);
+  piecewise.Extend(p.data(), p.size());
+  for (size_t k = 1; k <= p.size(); k += 97) {
+    SupportSketch only_k;
+    only_k.Reset(true, 2.5);
+    only_k.Extend(p.data(), k);
+    const SupportSketch::View a = whole.For(k), b = piecewise.For(k), c = only_k.For(k);
+    REQUIRE(a.nodes == c.nodes);
+    REQUIRE(a.exact_from == c.exact_from);
+    REQUIRE(b.nodes == c.nodes);
+    REQUIRE(b.exact_from == c.exact_from);
+    CHECK(a.exact_from < k);
+    CHECK(k - a.exact_from <= SupportSketch::kMaxBlock);
+    for (size_t i = 0; i < a.nodes; ++i) {
+      REQUIRE(whole.node_p()[i] == only_k.node_p()[i]);
+      REQUIRE(whole.weight()[i] == only_k.weight()[i]);
+    }
+  }
+  // sum_i p_i^j over the sketched tokens equals sum_l w_l x_l^j for j < 8
+  // (the quadrature is interpolatory of degree 7), to rounding.
+  const size_t k = p.size();
+  const SupportSketch::View v = whole.For(k);
+  CHECK(v.nodes * 10 < v.exact_from);
+  for (int j = 0; j < 8; ++j) {
+    long double direct = 0.0L, nodes = 0.0L;
+    for (size_t i = 0; i < v.exact_from; ++i) direct += std::pow(static_cast<long double>(p[i]), j);
+    for (size_t i = 0; i < v.nodes; ++i) {
+      nodes += whole.weight()[i] * std::pow(static_cast<long double>(whole.node_p()[i]), j);
+    }
+    CHECK(std::fabs(static_cast<double>((nodes - direct) / direct)) < 1e-12);
+  }
+}
