@@ -96,7 +96,8 @@ int main(int argc, char** argv) {
       const double lambda = lo;
       const size_t k = k_at(lambda);
       // The search's Newton work, deterministic where the time is noisy:
-      // coordinates the solver's evaluations visited, per kept token.
+      // coordinates the search's exact evaluations visited, per kept token
+      // (its rough ones run on the support's sketch, a few nodes per block).
       const size_t before = bd::BregmanNewtonCoordinatesForTesting();
       dec.Decode(row.data(), v, o);
       const double passes =

@@ -110,7 +110,8 @@ double BregmanZeroCost(BregmanDivergence divergence, double alpha, double p);
 // in decode.cc): turn them off (every probe solved to its root), re-check
 // every settled probe against an exact solve (the count of disagreeing
 // sides, which must stay 0), and the count of settled probes and of
-// coordinates evaluated by the probes' and prices' Newton iterations.
+// coordinates evaluated by the probes' and prices' exact Newton evaluations
+// (the rough ones run on a SupportSketch's nodes and are not counted).
 void SetBregmanSettlingForTesting(bool on);
 void SetBregmanSettleCheckForTesting(bool on);
 size_t BregmanSettleDisagreementsForTesting();

@@ -278,8 +278,9 @@ constexpr double kShortAnchorStep = 1e-3;
 // settle it) and while the last step moved nu by more than sqrt(10 error)
 // relative (Newton's error after it is then still far above the sketch's);
 // exactly once the steps are small. A rough evaluation whose log(sum q)
-// lies within twice the error is redone exactly at the same nu, unless it
-// settles a probe (below). Which evaluations are rough depends only on the
+// lies within twice the error has no sure sign: unless it settles a probe
+// (below), the first such takes its step without moving the bracket, and a
+// second is redone exactly at the same nu. Which evaluations are rough depends only on the
 // path from the start, so a solve from the same start (a support's final
 // solve, cold) gives the same bits whatever came before it.
 template <class SumsOver, class Guess>
@@ -299,9 +300,13 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
   // bound, and its side.
   double rough_bound = 0.0;
   bool rough_bound_upper = false;
+  // The last evaluation was rough within its error of the root (no sign);
+  // one such has been taken.
+  bool last_unsigned = false, unsigned_used = false;
   auto eval = [&](double nu, double* f, double* df) {
     double sum = 0.0, slope = 0.0;
     bool exact = false, done = false;
+    last_unsigned = false;
     const bool far =
         evaluations == 0 ? rough_first : std::fabs(nu - last_nu) > rough_step * nu;
     last_nu = nu;
@@ -332,6 +337,13 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
           }
         }
       }
+      // Otherwise its Newton step (within ~the error of the root; the
+      // bracket stays, the sign being unsure), once per solve, and the next
+      // evaluation (a small step) is exact: one exact pass instead of
+      // this one redone exactly and a second to confirm the step.
+      if (!done && !unsigned_used) {
+        done = unsigned_used = last_unsigned = true;
+      }
     }
     if (!done) {
       ++evaluations;
@@ -343,7 +355,8 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
     *f = Log1pF64(sum);
     *df = slope / (1.0 + sum);
     if (first_step < 0.0) first_step = (std::fabs(*f) + (exact ? 0.0 : rough_error)) / *df;
-    return exact;
+    return exact ? Evaluation::kExact
+                 : last_unsigned ? Evaluation::kUnsigned : Evaluation::kSigned;
   };
   Multiplier anchored;
   const Multiplier* start = hint;
@@ -377,6 +390,7 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
   auto settled = [&](double x, double f, double df) {
     if (hint == nullptr || hint->settle == nullptr || !(f == f)) return false;
     double incr = 0.0, unused = 0.0;
+    if (last_unsigned) return false;  // no side of the root to settle on
     if (rough_bound > 0.0) {
       hint->settled = hint->settled_by_estimate = true;
       hint->settled_upper = rough_bound_upper;

@@ -44,20 +44,25 @@ inline thread_local size_t g_newton_exhausted = 0;
 // at x itself (a caller that needs only which side of some x the root lies
 // on: f > 0 puts it below x, f < 0 above).
 //
-// eval may return a bool: false marks an approximate evaluation, whose sign
-// is right (the caller's duty) but whose value is not exact: it moves the
-// bracket and takes its Newton step, but never ends the iteration (no
-// tolerance, no predicted stop) and measures no curvature.
+// eval may return an Evaluation (or a bool: true exact, false kSigned):
+// an approximate one never ends the iteration (no tolerance, no predicted
+// stop) and measures no curvature, but takes its Newton step; a signed one
+// (its sign is right: the caller's duty) also moves the bracket, an
+// unsigned one (within its error of 0) does not.
+enum class Evaluation { kUnsigned, kSigned, kExact };
 struct NeverSettled {
   bool operator()(double, double, double) const { return false; }
 };
 template <class Eval>
-inline bool EvalIsExact(const Eval& eval, double x, double* f, double* df) {
-  if constexpr (std::is_same_v<decltype(eval(x, f, df)), bool>) {
+inline Evaluation EvaluateAt(const Eval& eval, double x, double* f, double* df) {
+  using R = decltype(eval(x, f, df));
+  if constexpr (std::is_same_v<R, Evaluation>) {
     return eval(x, f, df);
+  } else if constexpr (std::is_same_v<R, bool>) {
+    return eval(x, f, df) ? Evaluation::kExact : Evaluation::kSigned;
   } else {
     eval(x, f, df);
-    return true;
+    return Evaluation::kExact;
   }
 }
 
@@ -76,9 +81,12 @@ double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
   bool first_exact = true;   // no exact evaluation yet
   for (int it = 0; it < max_iter; ++it) {
     double f = 0.0, df = 0.0;
-    const bool exact = EvalIsExact(eval, x, &f, &df);
+    const Evaluation kind = EvaluateAt(eval, x, &f, &df);
+    const bool exact = kind == Evaluation::kExact;
     if ((exact && f == 0.0) || settled(x, f, df)) return x;
-    if (f < 0.0) {
+    if (kind == Evaluation::kUnsigned) {
+      // (no side of the root known: the bracket stays)
+    } else if (f < 0.0) {
       lo = x;
     } else {
       hi = x;
