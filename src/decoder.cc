@@ -384,7 +384,11 @@ size_t Decoder::WorkspaceBytes() const {
          (ws_.block_max.capacity() + ws_.block_sums.capacity() + ws_.block_scratch.capacity() +
           ws_.row_exp.capacity()) *
              sizeof(float) +
-         ws_.hist_mass.capacity() * sizeof(double) + ws_.hist_count.capacity() * sizeof(uint32_t);
+         ws_.hist_mass.capacity() * sizeof(double) + ws_.hist_count.capacity() * sizeof(uint32_t) +
+         (ws_.bregman.q.capacity() + ws_.bregman.scratch.capacity() +
+          ws_.bregman.powers.capacity() + ws_.bregman.mass_lanes.capacity()) *
+             sizeof(double) +
+         ws_.bregman.sketch.CapacityBytes();
 }
 
 }  // namespace bd

@@ -63,6 +63,13 @@ class SupportSketch {
   const double* node_pow() const { return node_pow_.data(); }
   const double* weight() const { return weight_.data(); }
 
+  // The memory the sketch holds (its vectors' capacities), for
+  // Decoder::WorkspaceBytes.
+  size_t CapacityBytes() const {
+    return (block_start_.capacity() + node_end_.capacity()) * sizeof(size_t) +
+           (node_p_.capacity() + node_pow_.capacity() + weight_.capacity()) * sizeof(double);
+  }
+
  private:
   void CloseBlock(const double* p, size_t end);
 

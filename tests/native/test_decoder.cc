@@ -480,6 +480,23 @@ TEST_CASE("steady state: the workspace stops growing after the first call") {
     REQUIRE(dec.Sample(row.data(), row.size(), o) == bd::StatusCode::kOk);
   }
   CHECK(dec.WorkspaceBytes() == bytes);
+  // The general solvers (their powers, q and the support's sketch, counted
+  // in WorkspaceBytes) at a large k: flat too after the first call.
+  bd::DecodeOptions g;
+  g.bregman_enabled = true;
+  g.bregman.divergence = bd::BregmanDivergence::kDual;
+  g.bregman.alpha = 2.5;
+  g.bregman.lambda = 1e-14;
+  REQUIRE(dec.Decode(row.data(), row.size(), g) == bd::StatusCode::kOk);
+  CHECK(dec.k() > 10000);
+  const size_t general_bytes = dec.WorkspaceBytes();
+  CHECK(general_bytes > bytes);
+  for (int i = 0; i < 20; ++i) {
+    g.step = static_cast<uint64_t>(i);
+    g.bregman.lambda = 1e-14 * (1.0 + 0.05 * i);
+    REQUIRE(dec.Sample(row.data(), row.size(), g) == bd::StatusCode::kOk);
+  }
+  CHECK(dec.WorkspaceBytes() == general_bytes);
 }
 
 TEST_CASE("Bregman through the decoder = the float64 oracle on softmax(logits / T)") {
