@@ -565,3 +565,72 @@ TEST_CASE("bregman property: PowAlpha's algebraic forms match pow within 2 ulp")
 }
 
 }  // TEST_SUITE
+
+TEST_SUITE("bregman") {
+
+TEST_CASE("bregman property: the adaptive q is the fixed-k q of the same support, bit for bit") {
+  // The search's exact solves are cold (as a fixed-k decode's) so that the
+  // final solve can reuse them (decode.cc, PerK::FinalFor), and the
+  // support's sketch depends on p alone: whatever path the search took, q
+  // must be the fixed-k decode's, in a fresh workspace or a used one.
+  struct Mode {
+    bd::BregmanDivergence divergence;
+    double alpha;
+  };
+  const Mode modes[] = {{bd::BregmanDivergence::kPrimal, 0.25}, {bd::BregmanDivergence::kPrimal, 4.0},
+                        {bd::BregmanDivergence::kPrimal, 0.5},  {bd::BregmanDivergence::kDual, 2.5},
+                        {bd::BregmanDivergence::kDual, 1.25},   {bd::BregmanDivergence::kDual, 1.5},
+                        {bd::BregmanDivergence::kDual, 3.0}};
+  size_t compared = 0;
+  for (int shape = 0; shape < 2; ++shape) {
+    const size_t n = 40000;
+    std::vector<double> p(n);
+    uint64_t state = 99 + shape;
+    double z = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      const double u = static_cast<double>(state >> 11) * 0x1.0p-53;
+      const double logit = shape == 0 ? -1.1 * std::log(i + 1.0) + 0.3 * (u - 0.5) : 0.5 * (u - 0.5);
+      z += p[i] = std::exp(logit);
+    }
+    for (double& x : p) x /= z;
+    std::sort(p.begin(), p.end(), std::greater<double>());
+    bd::BregmanWorkspace used;  // carries the earlier decodes' state
+    for (const Mode& m : modes) {
+      bd::BregmanParams params;
+      params.divergence = m.divergence;
+      params.alpha = m.alpha;
+      for (const size_t target : {size_t{300}, n / 3}) {
+        // The largest lambda (bisection in log) whose k reaches the target.
+        double lo = -300.0, hi = 1.0;
+        for (int it = 0; it < 50; ++it) {
+          const double mid = 0.5 * (lo + hi);
+          params.lambda = std::pow(10.0, mid);
+          bd::SortedProbsArray probs(p.data(), n);
+          (bd::DecodeBregman(params, probs, used).k >= target ? lo : hi) = mid;
+        }
+        params.lambda = std::pow(10.0, lo);
+        params.fixed_k = 0;
+        bd::SortedProbsArray probs(p.data(), n);
+        const bd::BregmanResult adaptive = bd::DecodeBregman(params, probs, used);
+        const std::vector<double> q_adaptive(used.q.begin(), used.q.begin() + adaptive.k);
+        CAPTURE(shape);
+        CAPTURE(m.alpha);
+        CAPTURE(adaptive.k);
+        bd::BregmanParams fixed = params;
+        fixed.fixed_k = adaptive.k;
+        bd::BregmanWorkspace fresh;
+        bd::SortedProbsArray probs2(p.data(), n);
+        REQUIRE(bd::DecodeBregman(fixed, probs2, fresh).k == adaptive.k);
+        CHECK(std::memcmp(fresh.q.data(), q_adaptive.data(), adaptive.k * sizeof(double)) == 0);
+        bd::SortedProbsArray probs3(p.data(), n);
+        REQUIRE(bd::DecodeBregman(fixed, probs3, used).k == adaptive.k);
+        CHECK(std::memcmp(used.q.data(), q_adaptive.data(), adaptive.k * sizeof(double)) == 0);
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared == 28);
+}
+
+}  // TEST_SUITE
