@@ -12,7 +12,6 @@
 #include "bregman/closed_forms.h"
 #include "bregman/renormalise.h"
 #include "kernels/det_math.h"
-#include "kernels/pow_f64.h"
 #include "kernels/support_map.h"
 
 namespace bd {
@@ -157,9 +156,7 @@ class PerK {
   // when ws.q holds that solve's q still (nothing left to do).
   bool FinalFor(size_t k, Multiplier* nu, double* cost) {
     if (kind_ != TauKind::kGeneral) return false;
-    nu->powers = Powers(k);
-    nu->kept = KeptMass(k);
-    nu->sketch = &ws_.sketch;
+    SupportHint(k, nu);
     for (const Solved& c : cache_) {
       if (c.k != k || !c.exact || !c.cold) continue;
       if (full_q_ == k && !std::isnan(c.cost)) {
@@ -360,9 +357,7 @@ class PerK {
       // anchor slope's: a bound on Newton's constant too.
       nu.curvature = std::max(nu.curvature, nu.anchor_curvature);
     }
-    nu.powers = Powers(k);
-    nu.kept = KeptMass(k);
-    nu.sketch = &ws_.sketch;
+    SupportHint(k, &nu);
     const double* p = Probs(k);
     Solved out;
     out.k = k;
@@ -424,6 +419,15 @@ class PerK {
     }
     return MassFromLanes(ws_.mass_lanes.data() + need * kSupportMassLanes, p,
                          need * kMassCheckpoint, k);
+  }
+
+  // What every solve of support k is handed from the search's caches: the
+  // powers, the kept mass and the sketch (the values the solver would
+  // compute itself, so the results' bits do not depend on them).
+  void SupportHint(size_t k, Multiplier* nu) {
+    nu->powers = Powers(k);
+    nu->kept = KeptMass(k);
+    nu->sketch = &ws_.sketch;
   }
 
   // The general solvers' per-coordinate powers of p (one pow each), kept for
@@ -654,16 +658,12 @@ double TailCost(const BregmanParams& params, SortedProbs& probs, size_t k,
   // Primal KL: the tail's mass (the kept mass summed as Renormalise sums it).
   if (alpha == 1.0) return RemainingMass(SupportMass(p, k));
   // Smallest first, as SumPow. The powers as one SIMD pass where PowAlpha
-  // would call PowF64 per token (PowF64Many: its bits), ~15 % of a decode at
-  // k ~ V/2 before.
+  // would call PowF64 per token (AlphaPowers: PowAlpha's bits), ~15 % of a
+  // decode at k ~ V/2 before.
+  EnsureSize(scratch, k);
+  AlphaPowers(p, k, alpha, scratch.data());
   double head = 0.0;
-  if (PowAlphaIsAlgebraic(alpha)) {
-    for (size_t i = k; i-- > 0;) head += PowAlpha(p[i], alpha);
-  } else {
-    EnsureSize(scratch, k);
-    PowF64Many(p, k, alpha, scratch.data());
-    for (size_t i = k; i-- > 0;) head += scratch[i];
-  }
+  for (size_t i = k; i-- > 0;) head += scratch[i];
   const double tail = probs.SumPow(alpha) - head;
   return ZeroCostScale(params.divergence, alpha) * std::max(tail, 0.0);
 }

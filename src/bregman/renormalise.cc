@@ -50,6 +50,10 @@ void DualPowers(const double* p, size_t k, double alpha, double* out) {
   PowersOf(p, k, 2.0 - alpha, out, [alpha](double x) { return DualPower(x, alpha); });
 }
 
+void AlphaPowers(const double* p, size_t k, double alpha, double* out) {
+  PowersOf(p, k, alpha, out, [alpha](double x) { return PowAlpha(x, alpha); });
+}
+
 SupportSketch* SketchFor(bool primal, double alpha, const double* p, size_t k, Multiplier* hint) {
   SupportSketch* sketch = hint != nullptr ? hint->sketch : nullptr;
   if (sketch == nullptr || !sketch->Matches(primal, alpha)) {

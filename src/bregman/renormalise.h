@@ -139,23 +139,37 @@ inline double DualPower(double p, double alpha) {
 // bits).
 void PrimalPowers(const double* p, size_t k, double b, double* out);
 void DualPowers(const double* p, size_t k, double alpha, double* out);
+// PowAlpha(p[i], alpha) for i < k (p >= 0), the same way: the objective's
+// head sum.
+void AlphaPowers(const double* p, size_t k, double alpha, double* out);
 
 // The sketch a solve of p[0..k) uses: the hint's when it has one for this
 // map (extended to k here), else a per-thread one built over p[0..k).
 SupportSketch* SketchFor(bool primal, double alpha, const double* p, size_t k, Multiplier* hint);
 
-// The sketch's sums over a support of k as sums_over's rough evaluation:
-// the nodes of the blocks before the one holding k - 1 (sum_nodes(node_p,
-// node_pow, count, weight)) plus that block's tokens one by one
-// (sum_tokens(from, to)), each returning SupportMapSums.
-template <class SumNodes, class SumTokens>
-SupportMapSums SketchSums(const SupportSketch& sketch, size_t k, const SumNodes& sum_nodes,
-                          const SumTokens& sum_tokens) {
-  const SupportSketch::View v = sketch.For(k);
-  const SupportMapSums nodes =
-      sum_nodes(sketch.node_p(), sketch.node_pow(), v.nodes, sketch.weight());
-  const SupportMapSums tokens = sum_tokens(v.exact_from, k);
-  return {nodes.increment + tokens.increment, nodes.slope + tokens.slope};
+// The general solvers' sums_over (SolveMultiplier) from one map pass,
+// sum(p, powers, n, weight) -> SupportMapSums (weight null: unweighted):
+// over p[from..to) with the caller's per-token powers, or, for a rough
+// evaluation of the whole support of k, the sketch's: the nodes of the
+// blocks before the one holding k - 1 plus that block's tokens one by one.
+template <class Sum>
+bool SumsOverSupport(const SupportSketch& sketch, const double* p, const double* powers, size_t k,
+                     size_t from, size_t to, double init, bool rough, const Sum& sum,
+                     double* sum_out, double* slope_out) {
+  SupportMapSums sums;
+  if (rough && from == 0 && to == k) {
+    const SupportSketch::View v = sketch.For(k);
+    const SupportMapSums nodes =
+        sum(sketch.node_p(), sketch.node_pow(), v.nodes, sketch.weight());
+    const SupportMapSums tokens =
+        sum(p + v.exact_from, powers + v.exact_from, k - v.exact_from, nullptr);
+    sums = {nodes.increment + tokens.increment, nodes.slope + tokens.slope};
+  } else {
+    sums = sum(p + from, powers + from, to - from, nullptr);
+  }
+  *sum_out = init + sums.increment;
+  *slope_out = sums.slope;
+  return !rough;
 }
 
 // BregmanRenormalise with an optional hint (may be null).

@@ -118,14 +118,7 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
       return algebraic ? SumSupportMap(vector_map, pp, pw, n, nu, weight)
                        : SumDualPowerMap(pp, pw, n, alpha, nu, nu_root, weight);
     };
-    const SupportMapSums sums =
-        rough && from == 0 && to == k
-            ? SketchSums(sketch, k, sum,
-                         [&](size_t f, size_t t) { return sum(p + f, p_pow + f, t - f, nullptr); })
-            : sum(p + from, p_pow + from, to - from, nullptr);
-    *sum_out = init + sums.increment;
-    *slope_out = sums.slope;
-    return !rough;
+    return SumsOverSupport(sketch, p, p_pow, k, from, to, init, rough, sum, sum_out, slope_out);
   };
   // Without a hint, start from the first-order guess rem / F'(0).
   const double nu = SolveMultiplier(

@@ -144,14 +144,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
       return vectorised ? SumSupportMap(vector_map, pp, pw, n, shift, weight)
                         : SumPrimalPowerMap(pp, pw, n, b, shift, z, z / shift, weight);
     };
-    const SupportMapSums sums =
-        rough && from == 0 && to == k
-            ? SketchSums(sketch, k, sum,
-                         [&](size_t f, size_t t) { return sum(p + f, pow_b + f, t - f, nullptr); })
-            : sum(p + from, pow_b + from, to - from, nullptr);
-    *sum_out = init + sums.increment;
-    *slope_out = sums.slope;
-    return !rough;
+    return SumsOverSupport(sketch, p, pow_b, k, from, to, init, rough, sum, sum_out, slope_out);
   };
   // Without a hint, the first-order guess nu0 = rem / F'(0): right of the
   // root when F is convex (alpha < 2) and left of it when concave (alpha > 2),

@@ -44,8 +44,8 @@ inline thread_local size_t g_newton_exhausted = 0;
 // at x itself (a caller that needs only which side of some x the root lies
 // on: f > 0 puts it below x, f < 0 above).
 //
-// eval may return an Evaluation (or a bool: true exact, false kSigned):
-// an approximate one never ends the iteration (no tolerance, no predicted
+// eval may return an Evaluation (else every evaluation is exact): an
+// approximate one never ends the iteration (no tolerance, no predicted
 // stop) and measures no curvature, but takes its Newton step; a signed one
 // (its sign is right: the caller's duty) also moves the bracket, an
 // unsigned one (within its error of 0) does not.
@@ -58,8 +58,6 @@ inline Evaluation EvaluateAt(const Eval& eval, double x, double* f, double* df) 
   using R = decltype(eval(x, f, df));
   if constexpr (std::is_same_v<R, Evaluation>) {
     return eval(x, f, df);
-  } else if constexpr (std::is_same_v<R, bool>) {
-    return eval(x, f, df) ? Evaluation::kExact : Evaluation::kSigned;
   } else {
     eval(x, f, df);
     return Evaluation::kExact;
