@@ -16,6 +16,24 @@ namespace bd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// Whether x[0..n) holds a NaN: the re-read of a block whose finite count
+// fell short (a NaN or a -inf in it; a masked row has -inf in most blocks,
+// so this stays a SIMD pass). Eq, not Ne: Highway's AVX-512 Ne is an
+// ordered compare, false for NaN.
+template <class D>
+HWY_INLINE bool HasNaN(D d, const float* HWY_RESTRICT x, size_t n) {
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = hn::LoadU(d, x + i);
+    if (!hn::AllTrue(d, hn::Eq(v, v))) return true;
+  }
+  for (; i < n; ++i) {
+    if (x[i] != x[i]) return true;
+  }
+  return false;
+}
+
 RowScan ScanRowImpl(const float* HWY_RESTRICT row, size_t n, float* HWY_RESTRICT block_max) {
   const hn::ScalableTag<float> d;
   const hn::RebindToSigned<decltype(d)> di;
@@ -37,7 +55,7 @@ RowScan ScanRowImpl(const float* HWY_RESTRICT row, size_t n, float* HWY_RESTRICT
     // loop's only dependency). Max(v, m) ignores a NaN v on every target
     // (Highway matches x86: Max(NaN, x) is x). NaN is not looked for here:
     // a block whose every entry counts as finite holds none, and only the
-    // others (NaN or -inf in them: rare) are read again for it below.
+    // others (NaN or -inf in them) are read again for it below (HasNaN).
     auto vmax1 = vmax, vmax2 = vmax, vmax3 = vmax;
     for (; i + 4 * N <= end; i += 4 * N) {
       const auto v0 = hn::LoadU(d, row + i), v1 = hn::LoadU(d, row + i + N);
@@ -65,9 +83,7 @@ RowScan ScanRowImpl(const float* HWY_RESTRICT row, size_t n, float* HWY_RESTRICT
       if (v > bm) bm = v;
       if (v >= -FLT_MAX) ++counted;
     }
-    if (counted < end - b) {
-      for (size_t j = b; j < end; ++j) has_nan |= row[j] != row[j];
-    }
+    if (!has_nan && counted < end - b) has_nan = HasNaN(d, row + b, end - b);
     finite_total += counted;
     if (block_max) block_max[b / kBlock] = bm;
     if (bm > m) m = bm;
