@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -41,6 +42,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::vector<float> llm = LlmRow(V, 1, 1.1), peaked = LlmRow(V, 2, 2.5);
+  // A masked row (a grammar mask or bans): 9 tokens in 10 at -inf.
+  std::vector<float> masked = llm;
+  for (size_t i = 0; i < V; ++i) {
+    if (i % 10 != 0) masked[i] = -std::numeric_limits<float>::infinity();
+  }
   bd::Decoder dec;
   uint64_t step = 0;
   volatile double sink = 0;
@@ -61,6 +67,7 @@ int main(int argc, char** argv) {
       {"floor 2: max + sum exp", 0,
        [&] { sink = sink + bd::ExpSum(llm.data(), V, bd::PlainMax(llm.data(), V), 1.0f); }},
       {"greedy", 1, [&] { sample(llm, opts([](auto& o) { o.temperature = 0; })); }},
+      {"greedy, 90 % masked row", 1, [&] { sample(masked, opts([](auto& o) { o.temperature = 0; })); }},
       {"min_p 0.05", 1, [&] { sample(llm, opts([](auto& o) { o.min_p = 0.05f; })); }},
       {"top_k 40", 1, [&] { sample(llm, opts([](auto& o) { o.top_k = 40; })); }},
       {"top_k 40 + top_p 0.9", 1, [&] { sample(llm, opts([](auto& o) { o.top_k = 40; o.top_p = 0.9f; })); }},
