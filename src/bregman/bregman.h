@@ -122,5 +122,14 @@ size_t BregmanEstimateSettlesForTesting();
 // Multiplier solves that ended on their iteration limit instead of a root
 // (this thread; expected 0).
 size_t BregmanExhaustedSolvesForTesting();
+// The general solvers' tau_k from the two supports' multipliers (PerK::
+// LagrangianTau in decode.cc): turn it off (every tau from the two costs);
+// with the check on, every such tau is also priced from the costs, and the
+// worst |difference| / its error bound since the check was set is kept (this
+// thread); and the count of decisions it took.
+void SetBregmanLagrangianTauForTesting(bool on);
+void SetBregmanLagrangianCheckForTesting(bool on);
+double BregmanLagrangianWorstForTesting();
+size_t BregmanLagrangianDecidedForTesting();
 
 }  // namespace bd

@@ -26,6 +26,10 @@ thread_local size_t g_settle_disagreements = 0;
 thread_local size_t g_settled_probes = 0;
 thread_local size_t g_newton_coordinates = 0;
 thread_local size_t g_estimate_settles = 0;
+bool g_lagrangian_tau = true;     // cleared only by tests
+bool g_lagrangian_check = false;  // set only by tests
+thread_local double g_lagrangian_worst = 0.0;
+thread_local size_t g_lagrangian_decided = 0;
 
 // Grows v to at least n elements. Never shrinks, so a warm workspace never
 // reallocates for a k it has already seen.
@@ -101,6 +105,27 @@ class PerK {
     return r_k - r_next + ZeroCost(divergence_, alpha_, p_next);
   }
 
+  // tau_k, or a value on the same side of lambda: the general solvers
+  // price tau_k from the multipliers of supports k and k + 1 where that
+  // decides (LagrangianTau), from the two supports' costs otherwise.
+  double TauVersus(size_t k, double lambda) {
+    double tau, error;
+    if (kind_ != TauKind::kGeneral || !g_lagrangian_tau || !LagrangianTau(k, &tau, &error)) {
+      return Tau(k);
+    }
+    if (g_lagrangian_check) {
+      // The costs' difference is the less accurate one where tau is tiny
+      // next to nu: each cost moves by nu times the rounding of sum q - 1.
+      const double priced = Tau(k);
+      const double nu_sum = Solve(k, false, nullptr).nu + Solve(k + 1, false, nullptr).nu;
+      g_lagrangian_worst =
+          std::max(g_lagrangian_worst, std::fabs(tau - priced) / (error + 1e-15 * nu_sum));
+    }
+    if (!(std::fabs(tau - lambda) > error)) return Tau(k);  // too close to call
+    ++g_lagrangian_decided;
+    return tau;
+  }
+
   bool General() const { return kind_ == TauKind::kGeneral; }
 
   // sigma_k: the conjugate value of the k-th kept coordinate at the support-k
@@ -170,6 +195,57 @@ class PerK {
   }
 
  private:
+  // tau_k without pricing either support (each cost is a pass of several
+  // transcendentals per kept token). With G_k(nu) = nu + sum_{i<=k}
+  // phi_i(nu), phi_i(nu) = min_q d_i(q) - nu q, the dual function of support
+  // k (R_k = G_k(nu_k), G_k' = 1 - S_k, S_k = sum_{i<=k} q_i(nu)) and
+  // G_{k+1} = G_k + phi_{k+1}:
+  //   tau_k = R_k - R_{k+1} + zero_cost(p_(k+1))
+  //         = sigma_{k+1} + I_k,  I_k = int_{nu_{k+1}}^{nu_k} (1 - S_k(s)) ds >= 0,
+  // sigma_{k+1} as in Sigma (the sandwich's lower side). The integrand falls
+  // from q_{k+1}(nu_{k+1}) at nu_{k+1} (where S_{k+1} = 1) to 0 at nu_k;
+  // cubic Hermite on the ends' values and slopes (S_k' = S_{k+1}' -
+  // dq_{k+1}/dnu at nu_{k+1}) integrates it. Its error grows like r^4 I, r =
+  // (nu_k - nu_{k+1}) / nu_{k+1}, the singularities of the maps lying at a
+  // distance of order nu (measured: at most r^4 I over primal 0.25-4 and dual
+  // 1.25-3, k 9 to V/2; 1e-10 of tau at k ~ V/2, where the costs' difference
+  // is itself accurate to about that). Writes tau and a bound on its error;
+  // returns false, leaving tau to the costs, where r > 1/8 (small supports,
+  // where costs are cheap) or a solve measured no slope.
+  bool LagrangianTau(size_t k, double* tau, double* error) {
+    const Solved a = Solve(k, false, nullptr);  // (a copy: the next solve may reuse the slot)
+    const Solved& b = Solve(k + 1, false, nullptr);
+    if (!a.exact || !b.exact || !(a.slope > 0.0) || !(b.slope > 0.0) || !(b.nu > 0.0)) {
+      return false;
+    }
+    const double delta = a.nu - b.nu;
+    double r = delta / b.nu;
+    const double q = b.q_last, p = Next(k);
+    if (!(r >= 0.0 && r <= 0.125) || !(q > 0.0)) return false;
+    // dq/dnu of the new coordinate: primal q^b - p^b = b nu gives q^{2-alpha};
+    // dual q^{alpha-2} (q - p) = nu gives q^{3-alpha} / ((alpha-1) q - (alpha-2) p).
+    const double dq = divergence_ == BregmanDivergence::kPrimal
+                          ? PowAlpha(q, 2.0 - alpha_)
+                          : PowAlpha(q, 3.0 - alpha_) /
+                                ((alpha_ - 1.0) * q - (alpha_ - 2.0) * p);
+    // int_0^delta f, f(0) = q, f(delta) = 0, f' = -S_k': Hermite's
+    // delta (f0 + f1) / 2 + delta^2 (f0' - f1') / 12.
+    const double slope_x = a.slope, slope_y = b.slope - dq;  // S_k' at nu_k, nu_{k+1}
+    const double gap = 0.5 * delta * q + delta * delta / 12.0 * (slope_x - slope_y);
+    // The slope's relative change over the interval: ~ delta / (the distance
+    // to the nearest singularity), where that is nearer than nu (primal alpha
+    // < 1 with q >> p: q^b = p^b + b nu reaches 0 a distance q^b / |b| on).
+    const double bend = std::fabs(slope_x - slope_y) / std::min(slope_x, slope_y);
+    if (!(bend <= 0.125) || !(slope_y > 0.0)) return false;
+    r = std::max(r, bend);
+    *tau = b.sigma + gap;
+    *error = 16.0 * r * r * r * r * gap + kLagrangianSlack * std::fabs(*tau);
+    return std::isfinite(*tau) && *error > 0.0;
+  }
+  // Above the rounding of sigma, of the multipliers' difference and of the
+  // costs' difference this replaces (about 1e-10 of tau at k ~ V/2).
+  static constexpr double kLagrangianSlack = 1e-9;
+
   // Prefix sums interleaved in ws.scratch: [2i] = sum_{j<i} p_j and
   // [2i+1] = sum_{j<i} sqrt(p_j) (the latter only for alpha = 1.5), built
   // up to i = m on demand.
@@ -203,6 +279,7 @@ class PerK {
     double cost = 0.0;   // R_k
     double nu = 0.0;     // multiplier of support k (exact: the root; else a bound on it)
     double sigma = 0.0;  // see Sigma() (exact: sigma_k; else a bound, see SigmaVersus)
+    double q_last = 0.0;  // q_k at nu
     double curvature = 0.0;  // Newton's quadratic constant measured by the solve (0: none)
     double slope = 0.0;      // d(sum q)/d nu at nu (0: none), for a neighbour's anchor
     bool exact = true;       // false: a settled probe, nu only bounds the root
@@ -370,6 +447,7 @@ class PerK {
     out.slope = nu.slope;
     out.anchor_curvature = nu.measured_anchor_curvature;
     out.sigma = ConjugateGain(p[k - 1], ws_.q[k - 1], k == 1, &out.nu);
+    out.q_last = ws_.q[k - 1];
     out.exact = !nu.settled;
     out.cold = cold;
     g_estimate_settles += nu.settled_by_estimate;
@@ -616,7 +694,7 @@ size_t AdaptiveK(PerK& per_k, double lambda, size_t k_lo, size_t k_hi) {
   auto stop = [&](size_t k) {  // the clamp or all the positive mass kept
     return k >= k_hi || !(per_k.Next(k) > 0.0);
   };
-  auto done = [&](size_t k) { return stop(k) || per_k.Tau(k) <= lambda; };
+  auto done = [&](size_t k) { return stop(k) || per_k.TauVersus(k, lambda) <= lambda; };
   // lambda = 0 keeps every positive token (spec 7): each gain is positive in
   // exact arithmetic, also where it underflows (a large alpha's tail).
   if (!(lambda > 0.0)) {
@@ -676,6 +754,13 @@ size_t BregmanSettleDisagreementsForTesting() { return g_settle_disagreements; }
 size_t BregmanSettledProbesForTesting() { return g_settled_probes; }
 size_t BregmanNewtonCoordinatesForTesting() { return g_newton_coordinates; }
 size_t BregmanEstimateSettlesForTesting() { return g_estimate_settles; }
+void SetBregmanLagrangianTauForTesting(bool on) { g_lagrangian_tau = on; }
+void SetBregmanLagrangianCheckForTesting(bool on) {
+  g_lagrangian_check = on;
+  g_lagrangian_worst = 0.0;
+}
+double BregmanLagrangianWorstForTesting() { return g_lagrangian_worst; }
+size_t BregmanLagrangianDecidedForTesting() { return g_lagrangian_decided; }
 size_t BregmanExhaustedSolvesForTesting() { return g_newton_exhausted; }
 
 BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
@@ -703,6 +788,7 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
   EnsureSize(ws.q, k);
   EnsureSize(ws.scratch, k);
   const double* p = probs.Prefix(k);
+  hint.price = want_objective;
   if (!solved) {
     in_support = Renormalise(params.divergence, params.alpha, p, k, ws.q.data(),
                              ws.scratch.data(), &hint);

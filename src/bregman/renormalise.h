@@ -44,6 +44,10 @@ struct Multiplier {
   // cost (a search probe needs the multiplier and the last q, and pricing
   // every coordinate costs several transcendental calls each).
   bool last_only = false;
+  // in: false: the general solvers write every q but return NaN instead of
+  // the cost, skipping the divergences (a caller that needs q alone; the
+  // algebraic maps price anyway).
+  bool price = true;
   // in: SupportMass(p, k) when the caller has it (its bits exactly; 0:
   // the solver sums it).
   double kept = 0.0;

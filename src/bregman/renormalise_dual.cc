@@ -135,7 +135,8 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   const double cost =
       algebraic ? ApplySupportMap(vector_map, p + first, p_pow + first, k - first, nu, q + first)
                 : ApplyDualPowerMap(p + first, p_pow + first, k - first, alpha, nu,
-                                    PowAlpha(nu, 1.0 / b), q + first);
+                                    PowAlpha(nu, 1.0 / b), q + first,
+                                    !last_only && (hint == nullptr || hint->price));
   return last_only ? NAN : cost;
 }
 

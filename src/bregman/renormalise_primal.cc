@@ -166,7 +166,8 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   } else {
     const double zero_mass = b > 0.0 ? PowAlpha(shift, 1.0 / b) : 0.0;
     cost = ApplyPrimalPowerMap(p + first, pow_b + first, k - first, alpha, shift, zero_mass,
-                               DivergenceFromZero(alpha, zero_mass), q + first);
+                               DivergenceFromZero(alpha, zero_mass), q + first,
+                               !last_only && (hint == nullptr || hint->price));
   }
   return last_only ? NAN : cost;
 }

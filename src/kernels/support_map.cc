@@ -664,7 +664,8 @@ SupportMapSums SumPrimalPowerMapImpl(const double* p, const double* a, size_t k,
 }
 
 double ApplyPrimalPowerMapImpl(const double* p, const double* a, size_t k, double alpha,
-                               double shift, double zero_mass, double zero_cost, double* q) {
+                               double shift, double zero_mass, double zero_cost, double* q,
+                               bool price) {
   const double b = alpha - 1.0;
   const double inv_b = 1.0 / b;
   const DivergenceSeries g_series(alpha);
@@ -679,6 +680,11 @@ double ApplyPrimalPowerMapImpl(const double* p, const double* a, size_t k, doubl
         const auto L = LogRatio<Ops>(x, Ops::Set(b), Ops::Set(inv_b), &lo);
         const auto incr = Ops::Mul(pv, Expm1Lanes<Ops>(L, lo));
         const auto qv = Ops::Add(pv, incr);
+        if (!price) {  // (uniform over the pass: a predicted branch)
+          Ops::Store(Ops::IfZero(far, qv, Ops::Set(zero_mass)), q + i);
+          t[0] = Ops::Zero();
+          return;
+        }
         // d(q, p) = p^alpha g(L) with p^alpha = p a: by g's series near q = p;
         // otherwise, with q^b - p^b = b nu (the KKT condition), exactly
         // [q nu - p^b (q - p)] / alpha, whose two terms are apart by a factor
@@ -694,7 +700,7 @@ double ApplyPrimalPowerMapImpl(const double* p, const double* a, size_t k, doubl
         t[0] = Ops::IfZero(far, cost, Ops::Set(zero_cost));
       },
       &total);
-  return total;
+  return price ? total : NAN;
 }
 
 SupportMapSums SumDualPowerMapImpl(const double* p, const double* p_pow, size_t k, double alpha,
@@ -716,7 +722,7 @@ SupportMapSums SumDualPowerMapImpl(const double* p, const double* p_pow, size_t 
 
 double ApplyDualPowerMapImpl(const double* p, const double* p_pow, size_t k, double alpha,
                              double nu, double nu_root, double large_c,
-                             const DualStartTable* table, double* q) {
+                             const DualStartTable* table, double* q, bool price) {
   const DualPowerConstants m{alpha, nu, nu_root, large_c, table};
   const DivergenceSeries g_series(alpha);
   double total;
@@ -729,10 +735,11 @@ double ApplyDualPowerMapImpl(const double* p, const double* p_pow, size_t k, dou
         const auto incr = DualPowerIncrement<Ops>(pv, av, m, &slope, &ell);
         const auto qv = Ops::Add(pv, incr);
         Ops::Store(qv, q + i);
-        t[0] = DualPowerCost<Ops>(pv, av, qv, incr, ell, m, g_series);
+        // (price is uniform over the pass: a predicted branch)
+        t[0] = price ? DualPowerCost<Ops>(pv, av, qv, incr, ell, m, g_series) : Ops::Zero();
       },
       &total);
-  return total;
+  return price ? total : NAN;
 }
 
 // The virtual lanes of SupportMass carried on over p[0..n), n a multiple of
@@ -810,9 +817,10 @@ SupportMapSums SumPrimalPowerMap(const double* p, const double* a, size_t k, dou
 }
 
 double ApplyPrimalPowerMap(const double* p, const double* a, size_t k, double alpha,
-                           double shift, double zero_mass, double zero_cost, double* q) {
+                           double shift, double zero_mass, double zero_cost, double* q,
+                           bool price) {
   return HWY_DYNAMIC_DISPATCH(ApplyPrimalPowerMapImpl)(p, a, k, alpha, shift, zero_mass,
-                                                       zero_cost, q);
+                                                       zero_cost, q, price);
 }
 
 // Where the dual map's t exceeds e^40: c > e^{40 (alpha-1)} (+inf past the
@@ -874,9 +882,10 @@ SupportMapSums SumDualPowerMap(const double* p, const double* p_pow, size_t k, d
 }
 
 double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha, double nu,
-                         double nu_root, double* q) {
+                         double nu_root, double* q, bool price) {
   return HWY_DYNAMIC_DISPATCH(ApplyDualPowerMapImpl)(p, p_pow, k, alpha, nu, nu_root,
-                                                     DualLargeC(alpha), StartTableFor(alpha), q);
+                                                     DualLargeC(alpha), StartTableFor(alpha), q,
+                                                     price);
 }
 
 bool FindSupportMap(bool primal, double alpha, SupportMap* map) {

@@ -61,9 +61,11 @@ SupportMapSums SumPrimalPowerMap(const double* p, const double* a, size_t k, dou
                                  const double* weight = nullptr);
 
 // Writes q[0..k) of that map and returns sum_i d(q_i, p_i) (a_i = 0 or below
-// s 2^-1000: q_i = zero_mass, at zero_cost each).
+// s 2^-1000: q_i = zero_mass, at zero_cost each). Without price it returns
+// NaN and skips the divergences (most of the pass); q has the same bits.
 double ApplyPrimalPowerMap(const double* p, const double* a, size_t k, double alpha,
-                           double shift, double zero_mass, double zero_cost, double* q);
+                           double shift, double zero_mass, double zero_cost, double* q,
+                           bool price = true);
 
 // Every other dual alpha > 1 (not 3/2, 2 or 3): q_i - p_i = p_i t_i with
 // t (1 + t)^{alpha-2} = nu p_pow_i / p_i, p_pow_i = p_i^{2-alpha} (0 for
@@ -73,9 +75,10 @@ double ApplyPrimalPowerMap(const double* p, const double* a, size_t k, double al
 SupportMapSums SumDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha,
                                double nu, double nu_root, const double* weight = nullptr);
 
-// Writes q[0..k) of that map and returns sum_i d(p_i, q_i).
+// Writes q[0..k) of that map and returns sum_i d(p_i, q_i) (without price:
+// NaN, as above).
 double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha, double nu,
-                         double nu_root, double* q);
+                         double nu_root, double* q, bool price = true);
 
 // The general dual map's start for one alpha: log t as a function of
 // log c (support_map.cc), one cubic per interval [l0 + j h, l0 + (j+1) h),

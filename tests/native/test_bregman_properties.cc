@@ -634,3 +634,85 @@ TEST_CASE("bregman property: the adaptive q is the fixed-k q of the same support
 }
 
 }  // TEST_SUITE
+
+TEST_SUITE("bregman") {
+
+TEST_CASE("bregman property: tau from the multipliers agrees with tau from the costs") {
+  // The general solvers decide tau_k <= lambda on sigma_{k+1} plus the
+  // Hermite integral of the dual function's slope between the two supports'
+  // multipliers (decode.cc, PerK::LagrangianTau), without pricing either
+  // support. Against the two costs' difference (the check mode prices both),
+  // over k from a few to n/3: the difference must stay well inside the error
+  // bound the decision trusts, and k and q must be what the costs alone give.
+  struct Mode {
+    bd::BregmanDivergence divergence;
+    double alpha;
+  };
+  const Mode modes[] = {{bd::BregmanDivergence::kPrimal, 0.25}, {bd::BregmanDivergence::kPrimal, 0.7},
+                        {bd::BregmanDivergence::kPrimal, 4.0},  {bd::BregmanDivergence::kDual, 1.25},
+                        {bd::BregmanDivergence::kDual, 2.5},    {bd::BregmanDivergence::kDual, 4.0}};
+  const size_t n = 12000;
+  size_t decided_before = bd::BregmanLagrangianDecidedForTesting();
+  size_t compared = 0;
+  double worst = 0.0;
+  for (int shape = 0; shape < 3; ++shape) {
+    std::vector<double> p(n);
+    uint64_t state = 7 + shape;
+    double z = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      const double u = static_cast<double>(state >> 11) * 0x1.0p-53;
+      const double logit = shape == 0   ? -1.1 * std::log(i + 1.0) + 0.3 * (u - 0.5)
+                           : shape == 1 ? 0.5 * (u - 0.5)
+                                        : 8.0 * u * u;  // a few high logits over a flat floor
+      z += p[i] = std::exp(logit);
+    }
+    for (double& x : p) x /= z;
+    std::sort(p.begin(), p.end(), std::greater<double>());
+    for (const Mode& m : modes) {
+      bd::BregmanParams params;
+      params.divergence = m.divergence;
+      params.alpha = m.alpha;
+      for (const size_t target : {size_t{3}, size_t{30}, size_t{300}, size_t{3000}, n / 3}) {
+        bd::BregmanWorkspace ws;
+        // A lambda where k is about the target (16 halvings: not at a tie).
+        double lo = -300.0, hi = 1.0;
+        for (int it = 0; it < 16; ++it) {
+          const double mid = 0.5 * (lo + hi);
+          params.lambda = std::pow(10.0, mid);
+          bd::SortedProbsArray probs(p.data(), n);
+          (bd::DecodeBregman(params, probs, ws).k >= target ? lo : hi) = mid;
+        }
+        params.lambda = std::pow(10.0, lo);
+        CAPTURE(shape);
+        CAPTURE(m.alpha);
+        CAPTURE(target);
+        bd::SetBregmanLagrangianCheckForTesting(true);
+        bd::SortedProbsArray probs(p.data(), n);
+        const bd::BregmanResult checked = bd::DecodeBregman(params, probs, ws);
+        worst = std::max(worst, bd::BregmanLagrangianWorstForTesting());
+        bd::SetBregmanLagrangianCheckForTesting(false);
+        for (const bool objective : {true, false}) {
+          bd::BregmanWorkspace a, b;
+          bd::SortedProbsArray pa(p.data(), n), pb(p.data(), n);
+          const bd::BregmanResult with = bd::DecodeBregman(params, pa, a, objective);
+          bd::SetBregmanLagrangianTauForTesting(false);
+          const bd::BregmanResult without = bd::DecodeBregman(params, pb, b, objective);
+          bd::SetBregmanLagrangianTauForTesting(true);
+          REQUIRE(with.k == without.k);
+          CHECK(with.k == checked.k);
+          CHECK(std::memcmp(a.q.data(), b.q.data(), with.k * sizeof(double)) == 0);
+          if (objective) CHECK(with.objective == without.objective);
+          ++compared;
+        }
+      }
+    }
+  }
+  MESSAGE("worst |multipliers' tau - costs' tau| / error bound: " << worst);
+  CHECK(worst <= 0.25);
+  CHECK(compared == 3 * 6 * 5 * 2);
+  // The multipliers decided most searches' last step (not only the costs).
+  CHECK(bd::BregmanLagrangianDecidedForTesting() - decided_before >= 60);
+}
+
+}  // TEST_SUITE

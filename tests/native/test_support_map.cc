@@ -226,6 +226,11 @@ TEST_CASE("general primal map: sums, q and divergence against long double defini
           const double cost = bd::ApplyPrimalPowerMap(
               p.data(), a.data(), k, alpha, shift, z,
               bd::bregman_detail::DivergenceFromZero(alpha, z), q.data());
+          std::vector<double> q_unpriced(k);
+          CHECK(std::isnan(bd::ApplyPrimalPowerMap(
+              p.data(), a.data(), k, alpha, shift, z,
+              bd::bregman_detail::DivergenceFromZero(alpha, z), q_unpriced.data(), false)));
+          CHECK(std::memcmp(q.data(), q_unpriced.data(), k * sizeof(double)) == 0);
           LD incr = 0, slope = 0, incr_abs = 0, incr_ref_err = 0, div = 0, div_ref_err = 0;
           for (size_t i = 0; i < k; ++i) {
             const Ref r = Reference(c, p[i], nu);
@@ -346,6 +351,11 @@ TEST_CASE("general dual map: sums, q and divergence against long double definiti
           const double root = bd::PowF64(nu, 1.0 / (alpha - 1.0));
           const bd::SupportMapSums sums = bd::SumDualPowerMap(p.data(), a.data(), k, alpha, nu, root);
           const double cost = bd::ApplyDualPowerMap(p.data(), a.data(), k, alpha, nu, root, q.data());
+          // Unpriced (a sample's final q): the same q, bit for bit, and no cost.
+          std::vector<double> q_unpriced(k);
+          CHECK(std::isnan(bd::ApplyDualPowerMap(p.data(), a.data(), k, alpha, nu, root,
+                                                 q_unpriced.data(), false)));
+          CHECK(std::memcmp(q.data(), q_unpriced.data(), k * sizeof(double)) == 0);
           LD incr = 0, slope = 0, incr_abs = 0, incr_ref_err = 0, div = 0, div_ref_err = 0;
           for (size_t i = 0; i < k; ++i) {
             const Ref r = DualReference(alpha, p[i], nu);
