@@ -81,7 +81,7 @@ struct BregmanWorkspace {
   std::vector<double> scratch;  // solver temporaries
   std::vector<double> powers;   // per-coordinate powers of p for the search
   std::vector<double> mass_lanes;  // SupportMass's lanes saved along the prefix
-  bregman_detail::SupportSketch sketch;  // the general solvers' rough sums
+  bregman_detail::SupportSketch sketch;  // the general solvers' sums
 };
 
 // Decodes one distribution. q (k = result.k values, aligned with the sorted
@@ -111,7 +111,8 @@ double BregmanZeroCost(BregmanDivergence divergence, double alpha, double p);
 // every settled probe against an exact solve (the count of disagreeing
 // sides, which must stay 0), and the count of settled probes and of
 // coordinates evaluated by the probes' and prices' exact Newton evaluations
-// (the rough ones run on a SupportSketch's nodes and are not counted).
+// (those of supports summed on a SupportSketch's nodes, every support with
+// a block of more than 8 tokens, are not counted).
 void SetBregmanSettlingForTesting(bool on);
 void SetBregmanSettleCheckForTesting(bool on);
 size_t BregmanSettleDisagreementsForTesting();

@@ -207,9 +207,11 @@ class PerK {
   // cubic Hermite on the ends' values and slopes (S_k' = S_{k+1}' -
   // dq_{k+1}/dnu at nu_{k+1}) integrates it. Its error grows like r^4 I, r =
   // (nu_k - nu_{k+1}) / nu_{k+1}, the singularities of the maps lying at a
-  // distance of order nu (measured: at most r^4 I over primal 0.25-4 and dual
-  // 1.25-3, k 9 to V/2; 1e-10 of tau at k ~ V/2, where the costs' difference
-  // is itself accurate to about that). Writes tau and a bound on its error;
+  // distance of order nu, or the slope's relative change over the interval
+  // where that is larger (measured: at most r^4 I over primal 0.25-6 and dual
+  // 1.1-6, k 9 to V/2; the costs' difference is less accurate where tau is
+  // tiny next to nu, each cost moving by nu times the rounding of sum q - 1,
+  // about 1e-10 of tau at k ~ V/2). Writes tau and a bound on its error;
   // returns false, leaving tau to the costs, where r > 1/8 (small supports,
   // where costs are cheap) or a solve measured no slope.
   bool LagrangianTau(size_t k, double* tau, double* error) {
@@ -239,7 +241,10 @@ class PerK {
     if (!(bend <= 0.125) || !(slope_y > 0.0)) return false;
     r = std::max(r, bend);
     *tau = b.sigma + gap;
-    *error = 16.0 * r * r * r * r * gap + kLagrangianSlack * std::fabs(*tau);
+    // The roots are the sketch's (SolveMultiplier), each within kError / S'
+    // of the exact one, and tau moves by q / 2 per unit of either.
+    const double roots = q * SupportSketch::kError * (1.0 / slope_x + 1.0 / slope_y);
+    *error = 16.0 * r * r * r * r * gap + roots + kLagrangianSlack * std::fabs(*tau);
     return std::isfinite(*tau) && *error > 0.0;
   }
   // Above the rounding of sigma, of the multipliers' difference and of the
@@ -346,8 +351,8 @@ class PerK {
     }
     if (same != nullptr && (!need_cost || !std::isnan(same->cost))) return *same;
     // An exact request with nothing cached for k is solved cold, as a fixed-k
-    // decode solves it (no bounds, start or anchor: with the sketch's rough
-    // steps that costs one exact pass, as a warm start does), so that the
+    // decode solves it (no bounds, start or anchor: on the sketch a cold
+    // solve costs a few node evaluations more than a warm one), so that the
     // final solve of the same support reuses it bit for bit (FinalFor).
     const bool cold = same == nullptr && settle == nullptr;
     EnsureSize(ws_.q, k);

@@ -57,7 +57,7 @@ struct Multiplier {
   const double* powers = nullptr;
   // in: the sketch of the sorted prefix for this map, extended to at least
   // k (the decoder's, kept across the supports it solves); null: the solver
-  // builds one (SketchFor). Its sums are the solver's rough evaluations.
+  // builds one (SketchFor). Its sums are the solver's evaluations.
   SupportSketch* sketch = nullptr;
   // in: a bound on Newton's quadratic constant for this equation (from a
   // neighbouring support's solve; 0: none); out: the constant this solve
@@ -153,27 +153,30 @@ SupportSketch* SketchFor(bool primal, double alpha, const double* p, size_t k, M
 
 // The general solvers' sums_over (SolveMultiplier) from one map pass,
 // sum(p, powers, n, weight) -> SupportMapSums (weight null: unweighted):
-// over p[from..to) with the caller's per-token powers, or, for a rough
-// evaluation of the whole support of k, the sketch's: the nodes of the
-// blocks before the one holding k - 1 plus that block's tokens one by one.
+// over p[from..to) with the caller's per-token powers, or, sketched, for the
+// whole support of k, the sketch's: the nodes of the blocks before the one
+// holding k - 1 plus that block's tokens one by one. Returns whether the sums
+// are exact (no block of the support was summed on its nodes).
 template <class Sum>
 bool SumsOverSupport(const SupportSketch& sketch, const double* p, const double* powers, size_t k,
-                     size_t from, size_t to, double init, bool rough, const Sum& sum,
+                     size_t from, size_t to, double init, bool sketched, const Sum& sum,
                      double* sum_out, double* slope_out) {
   SupportMapSums sums;
-  if (rough && from == 0 && to == k) {
+  bool exact = true;
+  if (sketched && from == 0 && to == k) {
     const SupportSketch::View v = sketch.For(k);
     const SupportMapSums nodes =
         sum(sketch.node_p(), sketch.node_pow(), v.nodes, sketch.weight());
     const SupportMapSums tokens =
         sum(p + v.exact_from, powers + v.exact_from, k - v.exact_from, nullptr);
     sums = {nodes.increment + tokens.increment, nodes.slope + tokens.slope};
+    exact = v.exact_from == 0;
   } else {
     sums = sum(p + from, powers + from, to - from, nullptr);
   }
   *sum_out = init + sums.increment;
   *slope_out = sums.slope;
-  return !rough;
+  return exact;
 }
 
 // BregmanRenormalise with an optional hint (may be null).
@@ -284,97 +287,36 @@ constexpr double kShortAnchorStep = 1e-3;
 // hint's anchor (caller's powers only: the anchor reads them past k), its
 // bounds and start, else guess().
 // A known hint is applied without an evaluation. Fills the hint's outputs.
-// sums_over(from, to, nu, init, &sum, &slope, rough): sum = init + the
-// increments q - p over p[from..to), slope = the sum of dq/dnu there; rough
-// allows the support's sketch (whole supports only: within
-// SupportSketch::kError of sum q, a small fraction of an exact pass); it
-// returns whether the sums are exact.
+// sums_over(from, to, nu, init, &sum, &slope, sketched): sum = init + the
+// increments q - p over p[from..to), slope = the sum of dq/dnu there;
+// sketched allows the support's sketch (whole supports only); it returns
+// whether the sums are exact.
 //
-// Far from the root Newton needs only the sign and a rough size of F, so the
-// solver evaluates roughly from its start (except an anchored start, within
-// ~1e-12 of the root already, unless a probe's: its rough evaluation may
-// settle it) and while the last step moved nu by more than sqrt(10 error)
-// relative (Newton's error after it is then still far above the sketch's);
-// exactly once the steps are small. A rough evaluation whose log(sum q)
-// lies within twice the error has no sure sign: unless it settles a probe
-// (below), the first such takes its step without moving the bracket, and a
-// second is redone exactly at the same nu. Which evaluations are rough depends only on the
-// path from the start, so a solve from the same start (a support's final
-// solve, cold) gives the same bits whatever came before it.
+// Every evaluation of the whole support runs on its sketch (SupportSketch:
+// the blocks before the one holding k - 1 as 8 quadrature nodes each, the
+// rest token by token), a few thousand nodes where the support has 10^5
+// tokens: the root is the sketch's, within SupportSketch::kError / F' of the
+// exact one (sum q = 1 within the sketch's error, measured at most ~6e-15 by
+// test_support_sketch.cc; a support without a block of more than 8 tokens
+// is summed exactly). The only passes over every kept token are then the
+// caller's writing q. Which nodes a support has depends on p alone, so a
+// solve from the same start (a support's final solve, cold) gives the same
+// bits whatever came before it.
 template <class SumsOver, class Guess>
 double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& sums_over,
                        const Guess& guess, double floor, double hi, Multiplier* hint) {
-  constexpr double rough_error = SupportSketch::kError;
-  // sqrt(10 error): a step of that size leaves an error of order its square.
-  const double rough_step = std::sqrt(10.0 * rough_error);
   double last_slope = 0.0;
   int evaluations = 0, exact_evaluations = 0;
-  bool rough_first = false;  // set once the start is known (below)
-  // |Newton step| of the first evaluation (at the start), widened by a rough
-  // one's error: with cheap rough sums that evaluation is rarely exact.
+  // |Newton step| of the first evaluation (at the start).
   double first_step = -1.0;
-  double last_nu = 0.0;
-  // A probe settled by a cheap rough evaluation near the root (below): the
-  // bound, and its side.
-  double rough_bound = 0.0;
-  bool rough_bound_upper = false;
-  // The last evaluation was rough within its error of the root (no sign);
-  // one such has been taken.
-  bool last_unsigned = false, unsigned_used = false;
   auto eval = [&](double nu, double* f, double* df) {
     double sum = 0.0, slope = 0.0;
-    bool exact = false, done = false;
-    last_unsigned = false;
-    const bool far =
-        evaluations == 0 ? rough_first : std::fabs(nu - last_nu) > rough_step * nu;
-    last_nu = nu;
-    if (far) {
-      ++evaluations;
-      exact = sums_over(0, k, nu, -rem, &sum, &slope, true);
-      done = exact || std::fabs(Log1pF64(sum)) > 2.0 * rough_error;
-      // Near the root (a Newton step below 1e-6 of nu): the root lies within
-      // twice (|f| + 2 error) / f' of nu (the sums' error moves log(sum q)
-      // by at most ~error; the step's quadratic error is far below), so a
-      // probe whose sigma question that interval decides by the tight
-      // margin needs no exact pass (as an anchored start's predicted error;
-      // supports near the answer differ in sigma by far more).
-      if (!exact && hint != nullptr && hint->settle != nullptr) {
-        const double f_rough = Log1pF64(sum), df_rough = slope / (1.0 + sum);
-        const double error = 2.0 * (std::fabs(f_rough) + 2.0 * rough_error) / df_rough;
-        for (const bool upper : {true, false}) {
-          const double bound = upper ? nu + error : nu - error;
-          if (!(bound > 0.0) || !(error < 1e-6 * nu)) continue;
-          double incr = 0.0, unused = 0.0;
-          sums_over(k - 1, k, bound, 0.0, &incr, &unused, false);
-          if (hint->settle->decided(hint->settle->ctx, bound, p[k - 1] + incr, upper, true)) {
-            rough_bound = bound;
-            rough_bound_upper = upper;
-            done = true;
-            // (f is then the rough one: the iteration stops on it.)
-            break;
-          }
-        }
-      }
-      // Otherwise its Newton step (within ~the error of the root; the
-      // bracket stays, the sign being unsure), once per solve, and the next
-      // evaluation (a small step) is exact: one exact pass instead of
-      // this one redone exactly and a second to confirm the step.
-      if (!done && !unsigned_used) {
-        done = unsigned_used = last_unsigned = true;
-      }
-    }
-    if (!done) {
-      ++evaluations;
-      sums_over(0, k, nu, -rem, &sum, &slope, false);
-      exact = true;
-    }
-    exact_evaluations += exact;
+    ++evaluations;
+    exact_evaluations += sums_over(0, k, nu, -rem, &sum, &slope, true);
     last_slope = slope;
     *f = Log1pF64(sum);
     *df = slope / (1.0 + sum);
-    if (first_step < 0.0) first_step = (std::fabs(*f) + (exact ? 0.0 : rough_error)) / *df;
-    return exact ? Evaluation::kExact
-                 : last_unsigned ? Evaluation::kUnsigned : Evaluation::kSigned;
+    if (first_step < 0.0) first_step = std::fabs(*f) / *df;
   };
   Multiplier anchored;
   const Multiplier* start = hint;
@@ -398,7 +340,6 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
   if (floor > lo) lo = std::min(floor, 0.5 * nu0);
   // Whether the start is the anchored one, and its step from the anchor.
   const bool anchored_start = from_anchor > 0.0 && nu0 == from_anchor;
-  rough_first = !anchored_start || hint->settle != nullptr;
   const double anchor_step = anchored_start ? std::fabs(hint->anchor_nu - from_anchor) : 0.0;
   double curvature = hint != nullptr ? hint->curvature : 0.0;
   const bool known = hint != nullptr && hint->known && nu0 == hint->start;
@@ -408,16 +349,6 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
   auto settled = [&](double x, double f, double df) {
     if (hint == nullptr || hint->settle == nullptr || !(f == f)) return false;
     double incr = 0.0, unused = 0.0;
-    if (last_unsigned) return false;  // no side of the root to settle on
-    if (rough_bound > 0.0) {
-      hint->settled = hint->settled_by_estimate = true;
-      hint->settled_upper = rough_bound_upper;
-      const double next = x - f / df;  // within the rough error of the root
-      hint->estimate_nu = next > 0.0 ? next : x;
-      sums_over(k - 1, k, hint->estimate_nu, 0.0, &incr, &unused, false);
-      hint->estimate_q_last = p[k - 1] + incr;
-      return true;
-    }
     sums_over(k - 1, k, x, 0.0, &incr, &unused, false);
     const bool upper = f > 0.0;  // sum q > 1 at x: the root is below x
     if (!hint->settle->decided(hint->settle->ctx, x, p[k - 1] + incr, upper, false)) return false;
@@ -479,7 +410,6 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
   }
   double nu =
       known ? nu0 : SafeguardedNewton(eval, lo, hi, nu0, &curvature, 1e-12, 200, settled);
-  if (rough_bound > 0.0) nu = rough_bound;  // a settled probe's value is its bound
   if (hint != nullptr) {
     hint->value = nu;
     hint->curvature = curvature;

@@ -109,16 +109,16 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   const bool algebraic = FindSupportMap(false, alpha, &vector_map);
   // Over p[from..to): *sum = init + sum of the increments q - p, *slope =
   // sum of dq/dnu.
-  // rough: the support's sketch (SupportSketch::kError).
+  // sketched: the support's sketch (SupportSketch::kError).
   const SupportSketch& sketch = *SketchFor(false, alpha, p, k, hint);
   auto sums_over = [&](size_t from, size_t to, double nu, double init, double* sum_out,
-                       double* slope_out, bool rough) {
+                       double* slope_out, bool sketched) {
     const double nu_root = PowAlpha(nu, 1.0 / b);
     auto sum = [&](const double* pp, const double* pw, size_t n, const double* weight) {
       return algebraic ? SumSupportMap(vector_map, pp, pw, n, nu, weight)
                        : SumDualPowerMap(pp, pw, n, alpha, nu, nu_root, weight);
     };
-    return SumsOverSupport(sketch, p, p_pow, k, from, to, init, rough, sum, sum_out, slope_out);
+    return SumsOverSupport(sketch, p, p_pow, k, from, to, init, sketched, sum, sum_out, slope_out);
   };
   // Without a hint, start from the first-order guess rem / F'(0).
   const double nu = SolveMultiplier(

@@ -132,10 +132,10 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   auto Shift = [b](double nu) { return b > 0.0 ? b * std::max(nu, DBL_MIN) : b * nu; };
   // Over p[from..to): *sum = init + sum of the increments q - p, *slope =
   // sum of dq/dnu (tokens with p^b = 0 gain (b nu)^{1/b}).
-  // rough: the support's sketch (SupportSketch::kError).
+  // sketched: the support's sketch (SupportSketch::kError).
   const SupportSketch& sketch = *SketchFor(true, alpha, p, k, hint);
   auto sums_over = [&](size_t from, size_t to, double nu, double init, double* sum_out,
-                       double* slope_out, bool rough) {
+                       double* slope_out, bool sketched) {
     const double shift = Shift(nu);  // q^b - p^b
     // Other alphas: q/p - 1 = (1 + x)^{1/b} - 1 = expm1(log1p(x) / b), x = s / p^b,
     // on float64 lanes; tokens with p^b = 0 gain (b nu)^{1/b} each.
@@ -144,7 +144,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
       return vectorised ? SumSupportMap(vector_map, pp, pw, n, shift, weight)
                         : SumPrimalPowerMap(pp, pw, n, b, shift, z, z / shift, weight);
     };
-    return SumsOverSupport(sketch, p, pow_b, k, from, to, init, rough, sum, sum_out, slope_out);
+    return SumsOverSupport(sketch, p, pow_b, k, from, to, init, sketched, sum, sum_out, slope_out);
   };
   // Without a hint, the first-order guess nu0 = rem / F'(0): right of the
   // root when F is convex (alpha < 2) and left of it when concave (alpha > 2),

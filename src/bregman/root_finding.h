@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstddef>
-#include <type_traits>
 
 namespace bd {
 namespace bregman_detail {
@@ -36,7 +35,7 @@ inline thread_local size_t g_newton_exhausted = 0;
 // bisection ends it only once the bracket itself is a few ulp wide.
 //
 // curvature: in, a bound on c from a solve of a neighbouring equation (0:
-// none), which lets the first exact Newton step stop on the same prediction
+// none), which lets the first Newton step stop on the same prediction
 // (a start already within ~1e-9 of the root then costs one evaluation); out,
 // the c this solve measured (0 if it took fewer than two Newton steps).
 //
@@ -44,26 +43,9 @@ inline thread_local size_t g_newton_exhausted = 0;
 // at x itself (a caller that needs only which side of some x the root lies
 // on: f > 0 puts it below x, f < 0 above).
 //
-// eval may return an Evaluation (else every evaluation is exact): an
-// approximate one never ends the iteration (no tolerance, no predicted
-// stop) and measures no curvature, but takes its Newton step; a signed one
-// (its sign is right: the caller's duty) also moves the bracket, an
-// unsigned one (within its error of 0) does not.
-enum class Evaluation { kUnsigned, kSigned, kExact };
 struct NeverSettled {
   bool operator()(double, double, double) const { return false; }
 };
-template <class Eval>
-inline Evaluation EvaluateAt(const Eval& eval, double x, double* f, double* df) {
-  using R = decltype(eval(x, f, df));
-  if constexpr (std::is_same_v<R, Evaluation>) {
-    return eval(x, f, df);
-  } else {
-    eval(x, f, df);
-    return Evaluation::kExact;
-  }
-}
-
 template <class Eval, class Settled = NeverSettled>
 double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
                          double* curvature = nullptr, double newton_tol = 1e-12,
@@ -76,43 +58,38 @@ double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
   double step_before_last = hi - lo;
   double last_step = step_before_last;
   double last_newton = 0.0;  // |the previous step| when it was Newton's, else 0
-  bool first_exact = true;   // no exact evaluation yet
+  bool first = true;         // the first evaluation
   for (int it = 0; it < max_iter; ++it) {
     double f = 0.0, df = 0.0;
-    const Evaluation kind = EvaluateAt(eval, x, &f, &df);
-    const bool exact = kind == Evaluation::kExact;
-    if ((exact && f == 0.0) || settled(x, f, df)) return x;
-    if (kind == Evaluation::kUnsigned) {
-      // (no side of the root known: the bracket stays)
-    } else if (f < 0.0) {
+    eval(x, &f, &df);
+    if (f == 0.0 || settled(x, f, df)) return x;
+    if (f < 0.0) {
       lo = x;
     } else {
       hi = x;
     }
     const double step = f / df;
-    if (exact && std::fabs(step) <= newton_tol * std::fabs(x)) return x - step;
+    if (std::fabs(step) <= newton_tol * std::fabs(x)) return x - step;
     double next = x - step;
     // NaN (from an infinite f or df) fails every comparison: bisect.
     const bool newton_ok = next > lo && next < hi &&
                            std::fabs(2.0 * f) <= std::fabs(step_before_last * df);
-    if (!exact) {
-      // (an approximate step: no stop, no curvature)
-    } else if (newton_ok && last_newton > 0.0 && std::fabs(step) <= 1e-3 * last_newton) {
+    if (newton_ok && last_newton > 0.0 && std::fabs(step) <= 1e-3 * last_newton) {
       const double c = std::fabs(step) / (last_newton * last_newton);
       if (curvature != nullptr) *curvature = c;
       if (c * step * step <= kPredictedTol * std::fabs(x)) return next;
-    } else if (newton_ok && first_exact && c_hint > 0.0 &&
+    } else if (newton_ok && first && c_hint > 0.0 &&
                c_hint * step * step <= kPredictedTol * std::fabs(x)) {
       return next;
     }
-    if (exact) first_exact = false;
+    first = false;
     step_before_last = last_step;
     if (!newton_ok) {
       next = lo > 0.0 && hi > 4.0 * lo ? std::sqrt(lo) * std::sqrt(hi)
                                        : lo + 0.5 * (hi - lo);
       if (hi - lo <= kBracketTol * std::fabs(next)) return next;
     }
-    last_newton = newton_ok && exact ? std::fabs(step) : 0.0;
+    last_newton = newton_ok ? std::fabs(step) : 0.0;
     last_step = next - x;
     x = next;
   }

@@ -1,6 +1,6 @@
 // SupportSketch: a sorted support's sums over a few nodes per block of
-// nearly equal probabilities, for the general solvers' Newton steps far from
-// the root (their "rough" evaluations).
+// nearly equal probabilities, on which the general solvers find their
+// multiplier (every Newton evaluation; only the final q maps every token).
 //
 // Near k ~ V/2 a support holds 1e5 tokens whose sorted probabilities change
 // by a fraction of a percent from one to the next, and every Newton
@@ -34,8 +34,9 @@ class SupportSketch {
   static constexpr size_t kNodes = 8;
   static constexpr size_t kMaxBlock = 512;
   // Bound on |sketch sum - exact sum| relative to sum q (1 + the increments)
-  // that the solvers rely on; test_support_sketch.cc measures the sketch
-  // far below it (about 1e-15 over alpha 0.1-40, primal and dual).
+  // that the solvers rely on (their roots are the sketch's: sum q = 1 within
+  // it); test_support_sketch.cc measures the sketch far below it (about
+  // 1e-15 over alpha 0.1-40, primal and dual).
   static constexpr double kError = 1e-12;
 
   // Starts a sketch for one map: node powers are p^{alpha-1} (primal) or

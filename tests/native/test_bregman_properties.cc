@@ -617,6 +617,11 @@ TEST_CASE("bregman property: the adaptive q is the fixed-k q of the same support
         CAPTURE(shape);
         CAPTURE(m.alpha);
         CAPTURE(adaptive.k);
+        // The multiplier is the sketch's root (SupportSketch): sum q = 1
+        // within its error, far below the 1e-12 it is allowed.
+        long double sum_q = 0.0L;
+        for (double x : q_adaptive) sum_q += x;
+        CHECK(std::fabs(static_cast<double>(sum_q - 1.0L)) <= 1e-13);
         bd::BregmanParams fixed = params;
         fixed.fixed_k = adaptive.k;
         bd::BregmanWorkspace fresh;

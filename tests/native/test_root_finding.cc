@@ -1,7 +1,6 @@
 // SafeguardedNewton (src/bregman/root_finding.h) against roots known in
 // closed form: convergence, the quadratic constant it measures, and the
-// one-evaluation stop a neighbour's constant allows; approximate
-// evaluations, signed and unsigned.
+// one-evaluation stop a neighbour's constant allows.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -98,33 +97,5 @@ TEST_CASE("SafeguardedNewton: roots, the measured quadratic constant, the one-st
   for (double r : {1e-9, 2.0, 1e6}) {
     const Cubic f{r, &evals};
     CheckSolves(f, f.Root());
-  }
-}
-
-TEST_CASE("SafeguardedNewton: an unsigned approximate evaluation steps without moving the bracket") {
-  // f(x) = x - 1 on (0, 4) from 1.5; the first evaluation is approximate and
-  // reports the wrong sign (f = -0.5). Unsigned, it only takes its (wrong)
-  // step, and the exact evaluations after it find the root; signed, it would
-  // have set lo = 1.5 above the root, which the iteration could not leave.
-  using bd::bregman_detail::Evaluation;
-  for (const Evaluation first : {Evaluation::kUnsigned, Evaluation::kSigned}) {
-    int evals = 0;
-    auto f = [&](double x, double* fx, double* dfx) {
-      *dfx = 1.0;
-      if (evals++ == 0) {
-        *fx = -(x - 1.0);
-        return first;
-      }
-      *fx = x - 1.0;
-      return Evaluation::kExact;
-    };
-    const double x = SafeguardedNewton(f, 0.0, 4.0, 1.5);
-    CAPTURE(static_cast<int>(first));
-    if (first == Evaluation::kUnsigned) {
-      CHECK(x == 1.0);
-    } else {
-      CHECK(x >= 1.5);
-    }
-    CHECK(evals >= 2);
   }
 }
