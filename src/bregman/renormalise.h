@@ -179,6 +179,21 @@ bool SumsOverSupport(const SupportSketch& sketch, const double* p, const double*
   return exact;
 }
 
+// The general solvers' final q over p[0..k) at their multiplier:
+// apply(p, powers, n, q) maps n tokens (writing q). The map runs on the
+// sketch's nodes and on the tokens of the block holding k - 1; every other
+// block's q comes from its nodes (SupportSketch::InterpolateQ), a polynomial
+// per token instead of the map's transcendentals.
+template <class Apply>
+void ApplyOverSupport(SupportSketch& sketch, const double* p, const double* powers, size_t k,
+                      double* q, const Apply& apply) {
+  const SupportSketch::View v = sketch.For(k);
+  double* node_q = sketch.NodeQ(v.nodes);
+  if (v.nodes > 0) apply(sketch.node_p(), sketch.node_pow(), v.nodes, node_q);
+  sketch.InterpolateQ(p, v.exact_from, node_q, q);
+  apply(p + v.exact_from, powers + v.exact_from, k - v.exact_from, q + v.exact_from);
+}
+
 // BregmanRenormalise with an optional hint (may be null).
 double Renormalise(BregmanDivergence divergence, double alpha, const double* p,
                    size_t k, double* q, double* scratch, Multiplier* nu);

@@ -110,7 +110,7 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   // Over p[from..to): *sum = init + sum of the increments q - p, *slope =
   // sum of dq/dnu.
   // sketched: the support's sketch (SupportSketch::kError).
-  const SupportSketch& sketch = *SketchFor(false, alpha, p, k, hint);
+  SupportSketch& sketch = *SketchFor(false, alpha, p, k, hint);
   auto sums_over = [&](size_t from, size_t to, double nu, double init, double* sum_out,
                        double* slope_out, bool sketched) {
     const double nu_root = PowAlpha(nu, 1.0 / b);
@@ -130,14 +130,24 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
       },
       MultiplierFloor(false, alpha, rem, k), 1.0, hint);
 
-  const bool last_only = hint != nullptr && hint->last_only;
-  const size_t first = last_only ? k - 1 : 0;
+  const double nu_root = PowAlpha(nu, 1.0 / b);
+  auto apply = [&](const double* pp, const double* pw, size_t n, double* qq, bool price) {
+    return algebraic ? ApplySupportMap(vector_map, pp, pw, n, nu, qq)
+                     : ApplyDualPowerMap(pp, pw, n, alpha, nu, nu_root, qq, price);
+  };
+  if (hint != nullptr && hint->last_only) {
+    apply(p + k - 1, p_pow + k - 1, 1, q + k - 1, false);
+    return NAN;
+  }
+  // The cost from every token's map (q written, then replaced by the same
+  // q as unpriced: the final q's bits do not depend on pricing).
   const double cost =
-      algebraic ? ApplySupportMap(vector_map, p + first, p_pow + first, k - first, nu, q + first)
-                : ApplyDualPowerMap(p + first, p_pow + first, k - first, alpha, nu,
-                                    PowAlpha(nu, 1.0 / b), q + first,
-                                    !last_only && (hint == nullptr || hint->price));
-  return last_only ? NAN : cost;
+      hint == nullptr || hint->price ? apply(p, p_pow, k, q, true) : NAN;
+  ApplyOverSupport(sketch, p, p_pow, k, q,
+                   [&](const double* pp, const double* pw, size_t n, double* qq) {
+                     apply(pp, pw, n, qq, false);
+                   });
+  return cost;
 }
 
 }  // namespace bregman_detail

@@ -133,7 +133,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   // Over p[from..to): *sum = init + sum of the increments q - p, *slope =
   // sum of dq/dnu (tokens with p^b = 0 gain (b nu)^{1/b}).
   // sketched: the support's sketch (SupportSketch::kError).
-  const SupportSketch& sketch = *SketchFor(true, alpha, p, k, hint);
+  SupportSketch& sketch = *SketchFor(true, alpha, p, k, hint);
   auto sums_over = [&](size_t from, size_t to, double nu, double init, double* sum_out,
                        double* slope_out, bool sketched) {
     const double shift = Shift(nu);  // q^b - p^b
@@ -158,18 +158,26 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
       MultiplierFloor(true, alpha, rem, k), hi, hint);
 
   const double shift = Shift(nu);
-  const bool last_only = hint != nullptr && hint->last_only;
-  const size_t first = last_only ? k - 1 : 0;
-  double cost;
-  if (vectorised) {
-    cost = ApplySupportMap(vector_map, p + first, pow_b + first, k - first, shift, q + first);
-  } else {
-    const double zero_mass = b > 0.0 ? PowAlpha(shift, 1.0 / b) : 0.0;
-    cost = ApplyPrimalPowerMap(p + first, pow_b + first, k - first, alpha, shift, zero_mass,
-                               DivergenceFromZero(alpha, zero_mass), q + first,
-                               !last_only && (hint == nullptr || hint->price));
+  const double zero_mass = !vectorised && b > 0.0 ? PowAlpha(shift, 1.0 / b) : 0.0;
+  const double zero_cost = !vectorised ? DivergenceFromZero(alpha, zero_mass) : 0.0;
+  auto apply = [&](const double* pp, const double* pw, size_t n, double* qq, bool price) {
+    return vectorised ? ApplySupportMap(vector_map, pp, pw, n, shift, qq)
+                      : ApplyPrimalPowerMap(pp, pw, n, alpha, shift, zero_mass, zero_cost, qq,
+                                            price);
+  };
+  if (hint != nullptr && hint->last_only) {
+    apply(p + k - 1, pow_b + k - 1, 1, q + k - 1, false);
+    return NAN;
   }
-  return last_only ? NAN : cost;
+  // The cost from every token's map (q written, then replaced by the same
+  // q as unpriced: the final q's bits do not depend on pricing).
+  const double cost =
+      hint == nullptr || hint->price ? apply(p, pow_b, k, q, true) : NAN;
+  ApplyOverSupport(sketch, p, pow_b, k, q,
+                   [&](const double* pp, const double* pw, size_t n, double* qq) {
+                     apply(pp, pw, n, qq, false);
+                   });
+  return cost;
 }
 
 }  // namespace bregman_detail

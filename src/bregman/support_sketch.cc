@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "bregman/renormalise.h"
+#include "kernels/support_map.h"
 
 namespace bd {
 namespace bregman_detail {
@@ -55,6 +56,8 @@ void SupportSketch::Reset(bool primal, double alpha) {
   built_ = open_start_ = powered_ = 0;
   block_start_.clear();
   node_end_.clear();
+  block_centre_.clear();
+  block_inv_half_.clear();
   node_p_.clear();
   node_pow_.clear();
   weight_.clear();
@@ -91,6 +94,8 @@ void SupportSketch::CloseBlock(const double* p, size_t end) {
     top = std::max(top, p[i]);
     bottom = std::min(bottom, p[i]);
   }
+  block_centre_.push_back(0.0);
+  block_inv_half_.push_back(0.0);
   if (m <= kNodes) {
     for (size_t i = start; i < end; ++i) {
       node_p_.push_back(p[i]);
@@ -106,6 +111,8 @@ void SupportSketch::CloseBlock(const double* p, size_t end) {
     // M_j = sum_i T_j(u_i) (discrete orthogonality of the T_j at the nodes).
     const double centre = 0.5 * (top + bottom), half = 0.5 * (top - bottom);
     const double inv_half = 1.0 / half;
+    block_centre_.back() = centre;
+    block_inv_half_.back() = inv_half;
     double moments[kNodes] = {};
     for (size_t i = start; i < end; ++i) {
       const double u = std::min(1.0, std::max(-1.0, (p[i] - centre) * inv_half));
@@ -128,6 +135,33 @@ void SupportSketch::CloseBlock(const double* p, size_t end) {
   }
   node_end_.push_back(node_p_.size());
   open_start_ = end;
+}
+
+void SupportSketch::InterpolateQ(const double* p, size_t exact_from, const double* node_q,
+                                 double* q) const {
+  for (size_t j = 0; j < block_start_.size() && block_start_[j] < exact_from; ++j) {
+    const size_t start = block_start_[j];
+    const size_t end = j + 1 < block_start_.size() ? block_start_[j + 1] : open_start_;
+    const size_t first_node = j > 0 ? node_end_[j - 1] : 0;
+    const double* values = node_q + first_node;
+    if (block_inv_half_[j] == 0.0) {
+      // The block's tokens themselves, or one node for equal p.
+      const bool own = node_end_[j] - first_node == end - start;
+      for (size_t i = start; i < end; ++i) q[i] = own ? values[i - start] : values[0];
+      continue;
+    }
+    // The series' coefficients from the increments at the nodes (discrete
+    // orthogonality): c_j = (2 - [j = 0]) / 8 sum_l d_l T_j(x_l).
+    const double* node_p = node_p_.data() + first_node;
+    double coef[kNodes];
+    for (size_t c = 0; c < kNodes; ++c) {
+      double sum = 0.0;
+      for (size_t l = 0; l < kNodes; ++l) sum += (values[l] - node_p[l]) * kNodeT.t[l][c];
+      coef[c] = sum * (c == 0 ? 1.0 : 2.0) / static_cast<double>(kNodes);
+    }
+    ChebyshevIncrements(p + start, end - start, block_centre_[j], block_inv_half_[j], coef,
+                        q + start);
+  }
 }
 
 SupportSketch::View SupportSketch::For(size_t k) const {

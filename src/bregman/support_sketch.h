@@ -60,6 +60,20 @@ class SupportSketch {
   };
   View For(size_t k) const;
 
+  // A buffer for the map's q at the first n nodes (InterpolateQ's input).
+  double* NodeQ(size_t n) {
+    if (node_q_.size() < n) node_q_.resize(n);
+    return node_q_.data();
+  }
+
+  // q[0..exact_from) for View v = For(k) (exact_from = v.exact_from) from
+  // node_q[0..v.nodes), the map's q at those nodes: a block of at most 8
+  // tokens takes its tokens' own (its nodes are its tokens), a block of
+  // equal p its node's, any other its increments from the Chebyshev series
+  // through its 8 nodes (the interpolant whose sum the weights integrate:
+  // each within ~1e-16 of the block's largest increment, as the sums).
+  void InterpolateQ(const double* p, size_t exact_from, const double* node_q, double* q) const;
+
   const double* node_p() const { return node_p_.data(); }
   const double* node_pow() const { return node_pow_.data(); }
   const double* weight() const { return weight_.data(); }
@@ -68,7 +82,9 @@ class SupportSketch {
   // Decoder::WorkspaceBytes.
   size_t CapacityBytes() const {
     return (block_start_.capacity() + node_end_.capacity()) * sizeof(size_t) +
-           (node_p_.capacity() + node_pow_.capacity() + weight_.capacity()) * sizeof(double);
+           (node_p_.capacity() + node_pow_.capacity() + weight_.capacity() +
+            node_q_.capacity() + block_centre_.capacity() + block_inv_half_.capacity()) *
+               sizeof(double);
   }
 
  private:
@@ -82,6 +98,10 @@ class SupportSketch {
   std::vector<size_t> block_start_;  // closed blocks, in order
   std::vector<size_t> node_end_;     // nodes after each closed block
   std::vector<double> node_p_, node_pow_, weight_;
+  std::vector<double> node_q_;  // NodeQ's buffer
+  // Per closed block: the centre of its p range and 1 / its half-width (0
+  // for a block without a Chebyshev series).
+  std::vector<double> block_centre_, block_inv_half_;
   size_t powered_ = 0;  // node_pow_ holds the powers of node_p_[0..powered_)
 };
 

@@ -742,6 +742,32 @@ double ApplyDualPowerMapImpl(const double* p, const double* p_pow, size_t k, dou
   return price ? total : NAN;
 }
 
+void ChebyshevIncrementsImpl(const double* p, size_t n, double centre, double inv_half,
+                             const double* coef, double* q) {
+  constexpr size_t kTerms = 8;
+  double unused;
+  SumF64Lanes<1>(
+      n,
+      [&](auto ops, size_t i, auto* t) HWY_ATTR {
+        using Ops = decltype(ops);
+        const auto pv = Ops::Load(p + i);
+        const auto u = Ops::Min(Ops::Set(1.0),
+                                Ops::Max(Ops::Set(-1.0), Ops::Mul(Ops::Sub(pv, Ops::Set(centre)),
+                                                                  Ops::Set(inv_half))));
+        const auto two_u = Ops::Add(u, u);
+        auto b1 = Ops::Zero(), b2 = Ops::Zero();
+        for (size_t j = kTerms - 1; j >= 1; --j) {
+          const auto b0 = Ops::Add(Ops::Sub(Ops::Mul(two_u, b1), b2), Ops::Set(coef[j]));
+          b2 = b1;
+          b1 = b0;
+        }
+        const auto incr = Ops::Add(Ops::Sub(Ops::Mul(u, b1), b2), Ops::Set(coef[0]));
+        Ops::Store(Ops::Add(pv, incr), q + i);
+        t[0] = Ops::Zero();
+      },
+      &unused);
+}
+
 // The virtual lanes of SupportMass carried on over p[0..n), n a multiple of
 // kF64VirtualLanes: lanes[j] += p[i] for i = j mod 8, in order of i (what
 // SumF64Lanes' accumulators do), so a mass resumed from saved lanes has the
@@ -773,6 +799,7 @@ HWY_EXPORT(ApplyPrimalPowerMapImpl);
 HWY_EXPORT(SumDualPowerMapImpl);
 HWY_EXPORT(ApplyDualPowerMapImpl);
 HWY_EXPORT(DualStartNodesImpl);
+HWY_EXPORT(ChebyshevIncrementsImpl);
 
 void AccumulateMassLanes(const double* p, size_t n, double* lanes) {
   HWY_DYNAMIC_DISPATCH(AccumulateMassLanesImpl)(p, n, lanes);
@@ -886,6 +913,11 @@ double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double 
   return HWY_DYNAMIC_DISPATCH(ApplyDualPowerMapImpl)(p, p_pow, k, alpha, nu, nu_root,
                                                      DualLargeC(alpha), StartTableFor(alpha), q,
                                                      price);
+}
+
+void ChebyshevIncrements(const double* p, size_t n, double centre, double inv_half,
+                         const double* coef, double* q) {
+  HWY_DYNAMIC_DISPATCH(ChebyshevIncrementsImpl)(p, n, centre, inv_half, coef, q);
 }
 
 bool FindSupportMap(bool primal, double alpha, SupportMap* map) {

@@ -80,6 +80,13 @@ SupportMapSums SumDualPowerMap(const double* p, const double* p_pow, size_t k, d
 double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha, double nu,
                          double nu_root, double* q, bool price = true);
 
+// q[i] = p[i] + sum_{j<8} coef[j] T_j(u_i), u_i = (p[i] - centre) inv_half
+// clamped to [-1, 1] (Clenshaw's recurrence; IEEE arithmetic only, the same
+// bits on every target): a block's increments from the Chebyshev series
+// of the map through its nodes (SupportSketch::InterpolateQ).
+void ChebyshevIncrements(const double* p, size_t n, double centre, double inv_half,
+                         const double* coef, double* q);
+
 // The general dual map's start for one alpha: log t as a function of
 // log c (support_map.cc), one cubic per interval [l0 + j h, l0 + (j+1) h),
 // j < count, coefficients of f^0..f^3 in f = (log c - l0) / h - j. The maps
