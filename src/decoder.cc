@@ -388,6 +388,7 @@ size_t Decoder::WorkspaceBytes() const {
          (ws_.bregman.q.capacity() + ws_.bregman.scratch.capacity() +
           ws_.bregman.powers.capacity() + ws_.bregman.mass_lanes.capacity()) *
              sizeof(double) +
+         ws_.bregman.powered_to.capacity() * sizeof(size_t) +
          ws_.bregman.sketch.CapacityBytes();
 }
 

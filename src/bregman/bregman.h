@@ -80,6 +80,7 @@ struct BregmanWorkspace {
   std::vector<double> q;        // renormalised support, sorted order
   std::vector<double> scratch;  // solver temporaries
   std::vector<double> powers;   // per-coordinate powers of p for the search
+  std::vector<size_t> powered_to;  // per chunk of powers: computed up to here
   std::vector<double> mass_lanes;  // SupportMass's lanes saved along the prefix
   bregman_detail::SupportSketch sketch;  // the general solvers' sums
 };

@@ -71,8 +71,12 @@ class PerK {
     // The sketch is this distribution's: rebuilt per decode.
     if (kind_ == TauKind::kGeneral) {
       ws_.sketch.Reset(divergence_ == BregmanDivergence::kPrimal, alpha_);
+      std::fill(ws_.powered_to.begin(), ws_.powered_to.end(), 0);
     }
   }
+
+  // The final solve will price its support (decode's objective).
+  void SetPriced(bool priced) { priced_ = priced; }
 
   // The leading min(need, n) sorted probabilities.
   const double* Probs(size_t need) { return probs_.Prefix(std::min(need, n_)); }
@@ -181,7 +185,7 @@ class PerK {
   // when ws.q holds that solve's q still (nothing left to do).
   bool FinalFor(size_t k, Multiplier* nu, double* cost) {
     if (kind_ != TauKind::kGeneral) return false;
-    SupportHint(k, nu);
+    SupportHint(k, nu, priced_);
     for (const Solved& c : cache_) {
       if (c.k != k || !c.exact || !c.cold) continue;
       if (full_q_ == k && !std::isnan(c.cost)) {
@@ -439,7 +443,7 @@ class PerK {
       // anchor slope's: a bound on Newton's constant too.
       nu.curvature = std::max(nu.curvature, nu.anchor_curvature);
     }
-    SupportHint(k, &nu);
+    SupportHint(k, &nu, need_cost);
     const double* p = Probs(k);
     Solved out;
     out.k = k;
@@ -507,26 +511,43 @@ class PerK {
   // What every solve of support k is handed from the search's caches: the
   // powers, the kept mass and the sketch (the values the solver would
   // compute itself, so the results' bits do not depend on them).
-  void SupportHint(size_t k, Multiplier* nu) {
-    nu->powers = Powers(k);
+  // The solver reads the powers only where it maps tokens one by one: the
+  // block holding k - 1 (the rest of the support is the sketch's nodes, with
+  // powers of their own), an anchor's range, and every token when pricing.
+  void SupportHint(size_t k, Multiplier* nu, bool priced) {
+    ws_.sketch.Extend(Probs(k), k);
+    const size_t from = ws_.sketch.For(k).exact_from;
+    EnsurePowers(priced ? 0 : from, k);
+    if (nu->anchor_k != 0) {
+      EnsurePowers(std::min(k, nu->anchor_k), std::max(k, nu->anchor_k));
+    }
+    nu->powers = ws_.powers.data();
     nu->kept = KeptMass(k);
     nu->sketch = &ws_.sketch;
   }
 
-  // The general solvers' per-coordinate powers of p (one pow each), kept for
-  // every support the search solves: p^{alpha-1} primal, p^{2-alpha} dual.
-  const double* Powers(size_t k) {
-    if (k > powered_) {
-      EnsureSize(ws_.powers, k);
-      const double* p = Probs(k);
+  // The general solvers' per-token powers of p (one pow each) over
+  // [from, to): p^{alpha-1} primal, p^{2-alpha} dual, computed once per
+  // chunk of kPowerChunk tokens (from its start; each token's own bits).
+  void EnsurePowers(size_t from, size_t to) {
+    if (from >= to) return;
+    EnsureSize(ws_.powers, to);
+    const size_t chunks = (to + kPowerChunk - 1) / kPowerChunk;
+    if (ws_.powered_to.size() < chunks) ws_.powered_to.resize(chunks, 0);
+    const double* p = Probs(to);
+    for (size_t c = from / kPowerChunk; c < chunks; ++c) {
+      const size_t start = c * kPowerChunk, end = std::min(to, start + kPowerChunk);
+      size_t& done = ws_.powered_to[c];
+      if (done >= end) continue;
+      if (done < start) done = start;
+      double* out = ws_.powers.data() + done;
       if (divergence_ == BregmanDivergence::kPrimal) {
-        PrimalPowers(p + powered_, k - powered_, alpha_ - 1.0, ws_.powers.data() + powered_);
+        PrimalPowers(p + done, end - done, alpha_ - 1.0, out);
       } else {
-        DualPowers(p + powered_, k - powered_, alpha_, ws_.powers.data() + powered_);
+        DualPowers(p + done, end - done, alpha_, out);
       }
-      powered_ = k;
+      done = end;
     }
-    return ws_.powers.data();
   }
 
   // sigma_k = psi_k(mu_k) of the Lagrangian proof of convexity (spec 5.2):
@@ -549,6 +570,7 @@ class PerK {
   static constexpr int kCacheSize = 6;
   static constexpr size_t kMassCheckpoint = 512;  // a multiple of kSupportMassLanes
   static constexpr size_t kFarAnchorGap = 16;
+  static constexpr size_t kPowerChunk = 64;
 
   const BregmanDivergence divergence_;
   const double alpha_;
@@ -558,7 +580,7 @@ class PerK {
   const size_t n_;
   bool have_sums_ = false;
   size_t built_ = 0;  // prefix sums are valid for i <= built_
-  size_t powered_ = 0;  // ws.powers is valid for i < powered_
+  bool priced_ = false;  // the final solve prices its support: every power
   size_t mass_saved_ = 0;  // ws.mass_lanes holds the lanes at c kMassCheckpoint, c < mass_saved_
   size_t full_q_ = 0;  // ws.q holds the whole q of this support's last solve (0: none)
   Solved cache_[kCacheSize];
@@ -783,6 +805,7 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
     const size_t k_hi = std::max(k_lo, std::min(params.k_max, n));
     PerK per_k(params, probs, ws);
     k = AdaptiveK(per_k, params.lambda, k_lo, k_hi);
+    per_k.SetPriced(want_objective);
     solved = per_k.FinalFor(k, &hint, &in_support);
   } else {
     k = std::min(params.fixed_k, n);

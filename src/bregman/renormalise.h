@@ -179,6 +179,19 @@ bool SumsOverSupport(const SupportSketch& sketch, const double* p, const double*
   return exact;
 }
 
+// sum_i f(p_i) over the support of k on its sketch: node_term(l) weighted
+// over its nodes, token_term(i) over the tokens of the block holding k - 1
+// (a start's first-order guess, which needs no exact pass).
+template <class NodeTerm, class TokenTerm>
+double SketchedSum(const SupportSketch& sketch, size_t k, const NodeTerm& node_term,
+                   const TokenTerm& token_term) {
+  const SupportSketch::View v = sketch.For(k);
+  double sum = 0.0;
+  for (size_t l = 0; l < v.nodes; ++l) sum += sketch.weight()[l] * node_term(l);
+  for (size_t i = v.exact_from; i < k; ++i) sum += token_term(i);
+  return sum;
+}
+
 // The general solvers' final q over p[0..k) at their multiplier:
 // apply(p, powers, n, q) maps n tokens (writing q). The map runs on the
 // sketch's nodes and on the tokens of the block holding k - 1; every other

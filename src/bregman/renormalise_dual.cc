@@ -124,8 +124,11 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   const double nu = SolveMultiplier(
       p, k, rem, sums_over,
       [&] {
-        // F'(0) = sum p^{2-alpha}: only for a start without hint bounds.
-        const double slope_at_zero = SupportMass(p_pow, k);
+        // F'(0) = sum p^{2-alpha} (on the sketch: a start needs no more):
+        // only for a start without hint bounds.
+        const double slope_at_zero = SketchedSum(
+            sketch, k, [&](size_t l) { return sketch.node_pow()[l]; },
+            [&](size_t i) { return p_pow[i]; });
         return slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0;
       },
       MultiplierFloor(false, alpha, rem, k), 1.0, hint);

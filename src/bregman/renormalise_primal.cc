@@ -104,19 +104,18 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   const bool vectorised = FindSupportMap(true, alpha, &vector_map);
   if (pre == nullptr) PrimalPowers(p, k, b, scratch);
   const double* pow_b = pre != nullptr ? pre : scratch;
-  const double min_pow_b = b < 0.0 ? SupportMin(pow_b, k) : HUGE_VAL;
-  // F'(0) over the positive p: sum p_i^{2-alpha} (only for a start without
-  // hint bounds: one division per coordinate). The inverse and power forms'
-  // slope at nu = 0 is that sum.
+  // The smallest p^b for b < 0: the largest p's (p descending; the hint's
+  // powers are only those of the tokens the solver maps one by one).
+  const double min_pow_b = b < 0.0 ? (pre != nullptr ? PrimalPower(p[0], b) : SupportMin(pow_b, k))
+                                   : HUGE_VAL;
+  SupportSketch& sketch = *SketchFor(true, alpha, p, k, hint);
+  // F'(0) over the positive p: sum p_i^{2-alpha} = p_i / p_i^b (only for a
+  // start without hint bounds; on the sketch: a start needs no more).
   auto slope_at_zero = [&] {
-    if (vectorised && vector_map != SupportMap::kPrimalRoot) {
-      return SumSupportMap(vector_map, p, pow_b, k, 0.0).slope;
-    }
-    double sum = 0.0;
-    for (size_t i = 0; i < k; ++i) {
-      if (p[i] > 0.0 && pow_b[i] > 0.0) sum += p[i] / pow_b[i];
-    }
-    return sum;
+    auto term = [](double pp, double pw) { return pp > 0.0 && pw > 0.0 ? pp / pw : 0.0; };
+    return SketchedSum(
+        sketch, k, [&](size_t l) { return term(sketch.node_p()[l], sketch.node_pow()[l]); },
+        [&](size_t i) { return term(p[i], pow_b[i]); });
   };
 
   // Bracket (spec 3.1): alpha > 1: at nu = k^{-b}/b every q_i >= 1/k.
@@ -133,7 +132,6 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   // Over p[from..to): *sum = init + sum of the increments q - p, *slope =
   // sum of dq/dnu (tokens with p^b = 0 gain (b nu)^{1/b}).
   // sketched: the support's sketch (SupportSketch::kError).
-  SupportSketch& sketch = *SketchFor(true, alpha, p, k, hint);
   auto sums_over = [&](size_t from, size_t to, double nu, double init, double* sum_out,
                        double* slope_out, bool sketched) {
     const double shift = Shift(nu);  // q^b - p^b
