@@ -32,7 +32,7 @@ class SupportSketch {
  public:
   // Nodes per block, and the most tokens one block takes.
   static constexpr size_t kNodes = 8;
-  static constexpr size_t kMaxBlock = 512;
+  static constexpr size_t kMaxBlock = 1024;
   // Bound on |sketch sum - exact sum| relative to sum q (1 + the increments)
   // that the solvers rely on (their roots are the sketch's: sum q = 1 within
   // it); test_support_sketch.cc measures the sketch far below it (about
