@@ -59,6 +59,7 @@ double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
   double last_step = step_before_last;
   double last_newton = 0.0;  // |the previous step| when it was Newton's, else 0
   bool first = true;         // the first evaluation
+  double last_f = HUGE_VAL;  // f at the last evaluation
   for (int it = 0; it < max_iter; ++it) {
     double f = 0.0, df = 0.0;
     eval(x, &f, &df);
@@ -72,8 +73,14 @@ double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
     if (std::fabs(step) <= newton_tol * std::fabs(x)) return x - step;
     double next = x - step;
     // NaN (from an infinite f or df) fails every comparison: bisect.
+    // Newton's step is taken inside the bracket when it shrinks fast enough
+    // (half the step before last), or when f has halved since the last
+    // evaluation: a start far on a concave (or convex) side converges
+    // monotonically, with steps that grow at first, and a bisection of a
+    // bracket spanning decades would throw it far away.
     const bool newton_ok = next > lo && next < hi &&
-                           std::fabs(2.0 * f) <= std::fabs(step_before_last * df);
+                           (std::fabs(2.0 * f) <= std::fabs(step_before_last * df) ||
+                            std::fabs(2.0 * f) <= std::fabs(last_f));
     if (newton_ok && last_newton > 0.0 && std::fabs(step) <= 1e-3 * last_newton) {
       const double c = std::fabs(step) / (last_newton * last_newton);
       if (curvature != nullptr) *curvature = c;
@@ -90,6 +97,7 @@ double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
       if (hi - lo <= kBracketTol * std::fabs(next)) return next;
     }
     last_newton = newton_ok ? std::fabs(step) : 0.0;
+    last_f = f;
     last_step = next - x;
     x = next;
   }

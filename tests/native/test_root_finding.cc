@@ -99,3 +99,23 @@ TEST_CASE("SafeguardedNewton: roots, the measured quadratic constant, the one-st
     CheckSolves(f, f.Root());
   }
 }
+
+TEST_CASE("SafeguardedNewton: a start far on the concave side keeps its Newton steps") {
+  // f(x) = cbrt(x) - cbrt(r) on (0, 1): from x0 = r / 30 Newton rises
+  // monotonically toward r, its steps growing at first (the general dual
+  // maps' sum at alpha > 2 from the first-order guess). Halving f each step
+  // keeps them: a bisection of (x, 1) would jump decades past r and cost
+  // ~8 more evaluations coming back.
+  for (const double r : {1e-13, 1e-6, 0.01}) {
+    int evals = 0;
+    auto f = [&](double x, double* fx, double* dfx) {
+      ++evals;
+      *fx = std::cbrt(x) - std::cbrt(r);
+      *dfx = 1.0 / (3.0 * std::cbrt(x) * std::cbrt(x));
+    };
+    const double x = SafeguardedNewton(f, 0.0, 1.0, r / 30.0);
+    CAPTURE(r);
+    CHECK(std::fabs(x - r) <= kRootTol * r);
+    CHECK(evals <= 8);
+  }
+}
