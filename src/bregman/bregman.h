@@ -110,10 +110,9 @@ double BregmanZeroCost(BregmanDivergence divergence, double alpha, double p);
 // Testing hooks for the adaptive search's settling probes (PerK::SigmaVersus
 // in decode.cc): turn them off (every probe solved to its root), re-check
 // every settled probe against an exact solve (the count of disagreeing
-// sides, which must stay 0), and the count of settled probes and of
-// coordinates evaluated by the probes' and prices' exact Newton evaluations
-// (those of supports summed on a SupportSketch's nodes, every support with
-// a block of more than 8 tokens, are not counted).
+// sides, which must stay 0), and the count of settled probes and of the
+// map evaluations the solvers' Newton steps made (a SupportSketch's nodes
+// and the tokens summed one by one; this thread).
 void SetBregmanSettlingForTesting(bool on);
 void SetBregmanSettleCheckForTesting(bool on);
 size_t BregmanSettleDisagreementsForTesting();

@@ -24,7 +24,6 @@ bool g_settle_check = false;   // set only by tests
 // Per thread: native decoders on separate threads count apart.
 thread_local size_t g_settle_disagreements = 0;
 thread_local size_t g_settled_probes = 0;
-thread_local size_t g_newton_coordinates = 0;
 thread_local size_t g_estimate_settles = 0;
 bool g_lagrangian_tau = true;     // cleared only by tests
 bool g_lagrangian_check = false;  // set only by tests
@@ -450,7 +449,6 @@ class PerK {
     out.cost = Renormalise(divergence_, alpha_, p, k, ws_.q.data(), ws_.scratch.data(), &nu);
     full_q_ = need_cost ? k : 0;  // (a probe writes q[k-1] only)
     out.nu = nu.value;
-    g_newton_coordinates += static_cast<size_t>(nu.exact_evaluations) * k;
     // None measured (it stopped on the first step): pass the neighbours' on.
     out.curvature = nu.curvature > 0.0 ? nu.curvature : curvature_in / kCurvatureMargin;
     out.slope = nu.slope;
@@ -779,7 +777,7 @@ void SetBregmanSettlingForTesting(bool on) { g_settling = on; }
 void SetBregmanSettleCheckForTesting(bool on) { g_settle_check = on; }
 size_t BregmanSettleDisagreementsForTesting() { return g_settle_disagreements; }
 size_t BregmanSettledProbesForTesting() { return g_settled_probes; }
-size_t BregmanNewtonCoordinatesForTesting() { return g_newton_coordinates; }
+size_t BregmanNewtonCoordinatesForTesting() { return g_map_terms; }
 size_t BregmanEstimateSettlesForTesting() { return g_estimate_settles; }
 void SetBregmanLagrangianTauForTesting(bool on) { g_lagrangian_tau = on; }
 void SetBregmanLagrangianCheckForTesting(bool on) {

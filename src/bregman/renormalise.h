@@ -157,6 +157,10 @@ SupportSketch* SketchFor(bool primal, double alpha, const double* p, size_t k, M
 // whole support of k, the sketch's: the nodes of the blocks before the one
 // holding k - 1 plus that block's tokens one by one. Returns whether the sums
 // are exact (no block of the support was summed on its nodes).
+// Map evaluations made by SumsOverSupport (nodes and tokens, this thread),
+// for the tests' measure of a search's Newton work.
+inline thread_local size_t g_map_terms = 0;
+
 template <class Sum>
 bool SumsOverSupport(const SupportSketch& sketch, const double* p, const double* powers, size_t k,
                      size_t from, size_t to, double init, bool sketched, const Sum& sum,
@@ -171,8 +175,10 @@ bool SumsOverSupport(const SupportSketch& sketch, const double* p, const double*
         sum(p + v.exact_from, powers + v.exact_from, k - v.exact_from, nullptr);
     sums = {nodes.increment + tokens.increment, nodes.slope + tokens.slope};
     exact = v.exact_from == 0;
+    g_map_terms += v.nodes + (k - v.exact_from);
   } else {
     sums = sum(p + from, powers + from, to - from, nullptr);
+    g_map_terms += to - from;
   }
   *sum_out = init + sums.increment;
   *slope_out = sums.slope;
