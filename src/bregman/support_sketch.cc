@@ -113,19 +113,8 @@ void SupportSketch::CloseBlock(const double* p, size_t end) {
     const double inv_half = 1.0 / half;
     block_centre_.back() = centre;
     block_inv_half_.back() = inv_half;
-    double moments[kNodes] = {};
-    for (size_t i = start; i < end; ++i) {
-      const double u = std::min(1.0, std::max(-1.0, (p[i] - centre) * inv_half));
-      double t0 = 1.0, t1 = u;
-      moments[0] += 1.0;
-      moments[1] += u;
-      for (size_t j = 2; j < kNodes; ++j) {
-        const double t2 = 2.0 * u * t1 - t0;
-        moments[j] += t2;
-        t0 = t1;
-        t1 = t2;
-      }
-    }
+    double moments[kNodes];
+    ChebyshevMoments(p + start, m, centre, inv_half, moments);
     for (size_t l = 0; l < kNodes; ++l) {
       double w = 0.0;
       for (size_t j = kNodes; j-- > 1;) w += kNodeT.t[l][j] * moments[j];

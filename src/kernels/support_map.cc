@@ -768,6 +768,25 @@ void ChebyshevIncrementsImpl(const double* p, size_t n, double centre, double in
       &unused);
 }
 
+void ChebyshevMomentsImpl(const double* p, size_t n, double centre, double inv_half,
+                          double* moments) {
+  constexpr size_t kTerms = 8;
+  SumF64Lanes<kTerms>(
+      n,
+      [&](auto ops, size_t i, auto* t) HWY_ATTR {
+        using Ops = decltype(ops);
+        const auto u = Ops::Min(
+            Ops::Set(1.0), Ops::Max(Ops::Set(-1.0), Ops::Mul(Ops::Sub(Ops::Load(p + i),
+                                                                      Ops::Set(centre)),
+                                                             Ops::Set(inv_half))));
+        const auto two_u = Ops::Add(u, u);
+        t[0] = Ops::Set(1.0);
+        t[1] = u;
+        for (size_t j = 2; j < kTerms; ++j) t[j] = Ops::Sub(Ops::Mul(two_u, t[j - 1]), t[j - 2]);
+      },
+      moments);
+}
+
 // The virtual lanes of SupportMass carried on over p[0..n), n a multiple of
 // kF64VirtualLanes: lanes[j] += p[i] for i = j mod 8, in order of i (what
 // SumF64Lanes' accumulators do), so a mass resumed from saved lanes has the
@@ -800,6 +819,7 @@ HWY_EXPORT(SumDualPowerMapImpl);
 HWY_EXPORT(ApplyDualPowerMapImpl);
 HWY_EXPORT(DualStartNodesImpl);
 HWY_EXPORT(ChebyshevIncrementsImpl);
+HWY_EXPORT(ChebyshevMomentsImpl);
 
 void AccumulateMassLanes(const double* p, size_t n, double* lanes) {
   HWY_DYNAMIC_DISPATCH(AccumulateMassLanesImpl)(p, n, lanes);
@@ -918,6 +938,11 @@ double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double 
 void ChebyshevIncrements(const double* p, size_t n, double centre, double inv_half,
                          const double* coef, double* q) {
   HWY_DYNAMIC_DISPATCH(ChebyshevIncrementsImpl)(p, n, centre, inv_half, coef, q);
+}
+
+void ChebyshevMoments(const double* p, size_t n, double centre, double inv_half,
+                      double* moments) {
+  HWY_DYNAMIC_DISPATCH(ChebyshevMomentsImpl)(p, n, centre, inv_half, moments);
 }
 
 bool FindSupportMap(bool primal, double alpha, SupportMap* map) {

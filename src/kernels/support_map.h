@@ -87,6 +87,12 @@ double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double 
 void ChebyshevIncrements(const double* p, size_t n, double centre, double inv_half,
                          const double* coef, double* q);
 
+// moments[j] = sum_i T_j(u_i), j < 8, u_i = (p[i] - centre) inv_half clamped
+// to [-1, 1]: a block's Chebyshev moments (SupportSketch's weights), summed
+// in SumF64Lanes' fixed order (the same bits on every target).
+void ChebyshevMoments(const double* p, size_t n, double centre, double inv_half,
+                      double* moments);
+
 // The general dual map's start for one alpha: log t as a function of
 // log c (support_map.cc), one cubic per interval [l0 + j h, l0 + (j+1) h),
 // j < count, coefficients of f^0..f^3 in f = (log c - l0) / h - j. The maps
