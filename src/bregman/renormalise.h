@@ -213,6 +213,26 @@ void ApplyOverSupport(SupportSketch& sketch, const double* p, const double* powe
   apply(p + v.exact_from, powers + v.exact_from, k - v.exact_from, q + v.exact_from);
 }
 
+// The general solvers' output at their multiplier, apply(p, powers, n, q,
+// price) mapping n tokens: a probe's q[k-1] alone (returns NaN); else every
+// q (ApplyOverSupport) and, unless the hint declines it, the in-support
+// divergence from every token's map (q written by that pass, then replaced
+// by the same q as without pricing: q's bits do not depend on pricing).
+template <class Apply>
+double FinishSolve(SupportSketch& sketch, const double* p, const double* powers, size_t k,
+                   double* q, const Multiplier* hint, const Apply& apply) {
+  if (hint != nullptr && hint->last_only) {
+    apply(p + k - 1, powers + k - 1, 1, q + k - 1, false);
+    return NAN;
+  }
+  const double cost = hint == nullptr || hint->price ? apply(p, powers, k, q, true) : NAN;
+  ApplyOverSupport(sketch, p, powers, k, q,
+                   [&](const double* pp, const double* pw, size_t n, double* qq) {
+                     apply(pp, pw, n, qq, false);
+                   });
+  return cost;
+}
+
 // BregmanRenormalise with an optional hint (may be null).
 double Renormalise(BregmanDivergence divergence, double alpha, const double* p,
                    size_t k, double* q, double* scratch, Multiplier* nu);

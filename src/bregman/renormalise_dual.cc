@@ -138,19 +138,7 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
     return algebraic ? ApplySupportMap(vector_map, pp, pw, n, nu, qq)
                      : ApplyDualPowerMap(pp, pw, n, alpha, nu, nu_root, qq, price);
   };
-  if (hint != nullptr && hint->last_only) {
-    apply(p + k - 1, p_pow + k - 1, 1, q + k - 1, false);
-    return NAN;
-  }
-  // The cost from every token's map (q written, then replaced by the same
-  // q as unpriced: the final q's bits do not depend on pricing).
-  const double cost =
-      hint == nullptr || hint->price ? apply(p, p_pow, k, q, true) : NAN;
-  ApplyOverSupport(sketch, p, p_pow, k, q,
-                   [&](const double* pp, const double* pw, size_t n, double* qq) {
-                     apply(pp, pw, n, qq, false);
-                   });
-  return cost;
+  return FinishSolve(sketch, p, p_pow, k, q, hint, apply);
 }
 
 }  // namespace bregman_detail

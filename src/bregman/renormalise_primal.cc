@@ -163,19 +163,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
                       : ApplyPrimalPowerMap(pp, pw, n, alpha, shift, zero_mass, zero_cost, qq,
                                             price);
   };
-  if (hint != nullptr && hint->last_only) {
-    apply(p + k - 1, pow_b + k - 1, 1, q + k - 1, false);
-    return NAN;
-  }
-  // The cost from every token's map (q written, then replaced by the same
-  // q as unpriced: the final q's bits do not depend on pricing).
-  const double cost =
-      hint == nullptr || hint->price ? apply(p, pow_b, k, q, true) : NAN;
-  ApplyOverSupport(sketch, p, pow_b, k, q,
-                   [&](const double* pp, const double* pw, size_t n, double* qq) {
-                     apply(pp, pw, n, qq, false);
-                   });
-  return cost;
+  return FinishSolve(sketch, p, pow_b, k, q, hint, apply);
 }
 
 }  // namespace bregman_detail

@@ -566,6 +566,30 @@ TEST_CASE("bregman property: PowAlpha's algebraic forms match pow within 2 ulp")
 
 }  // TEST_SUITE
 
+namespace {
+
+// A sorted row of n probabilities from a 64-bit LCG (the same on every
+// target): 0 an LLM-like Zipf head with noise, 1 flat, 2 a few high logits
+// over a flat floor.
+std::vector<double> SortedLcgRow(int shape, size_t n, uint64_t seed) {
+  std::vector<double> p(n);
+  uint64_t state = seed;
+  double z = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const double u = static_cast<double>(state >> 11) * 0x1.0p-53;
+    const double logit = shape == 0   ? -1.1 * std::log(i + 1.0) + 0.3 * (u - 0.5)
+                         : shape == 1 ? 0.5 * (u - 0.5)
+                                      : 8.0 * u * u;
+    z += p[i] = std::exp(logit);
+  }
+  for (double& x : p) x /= z;
+  std::sort(p.begin(), p.end(), std::greater<double>());
+  return p;
+}
+
+}  // namespace
+
 TEST_SUITE("bregman") {
 
 TEST_CASE("bregman property: the adaptive q is the fixed-k q of the same support, bit for bit") {
@@ -584,17 +608,7 @@ TEST_CASE("bregman property: the adaptive q is the fixed-k q of the same support
   size_t compared = 0;
   for (int shape = 0; shape < 2; ++shape) {
     const size_t n = 40000;
-    std::vector<double> p(n);
-    uint64_t state = 99 + shape;
-    double z = 0.0;
-    for (size_t i = 0; i < n; ++i) {
-      state = state * 6364136223846793005ull + 1442695040888963407ull;
-      const double u = static_cast<double>(state >> 11) * 0x1.0p-53;
-      const double logit = shape == 0 ? -1.1 * std::log(i + 1.0) + 0.3 * (u - 0.5) : 0.5 * (u - 0.5);
-      z += p[i] = std::exp(logit);
-    }
-    for (double& x : p) x /= z;
-    std::sort(p.begin(), p.end(), std::greater<double>());
+    const std::vector<double> p = SortedLcgRow(shape, n, 99 + shape);
     bd::BregmanWorkspace used;  // carries the earlier decodes' state
     for (const Mode& m : modes) {
       bd::BregmanParams params;
@@ -661,19 +675,7 @@ TEST_CASE("bregman property: tau from the multipliers agrees with tau from the c
   size_t compared = 0;
   double worst = 0.0;
   for (int shape = 0; shape < 3; ++shape) {
-    std::vector<double> p(n);
-    uint64_t state = 7 + shape;
-    double z = 0.0;
-    for (size_t i = 0; i < n; ++i) {
-      state = state * 6364136223846793005ull + 1442695040888963407ull;
-      const double u = static_cast<double>(state >> 11) * 0x1.0p-53;
-      const double logit = shape == 0   ? -1.1 * std::log(i + 1.0) + 0.3 * (u - 0.5)
-                           : shape == 1 ? 0.5 * (u - 0.5)
-                                        : 8.0 * u * u;  // a few high logits over a flat floor
-      z += p[i] = std::exp(logit);
-    }
-    for (double& x : p) x /= z;
-    std::sort(p.begin(), p.end(), std::greater<double>());
+    const std::vector<double> p = SortedLcgRow(shape, n, 7 + shape);
     for (const Mode& m : modes) {
       bd::BregmanParams params;
       params.divergence = m.divergence;
