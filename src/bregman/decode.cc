@@ -74,9 +74,6 @@ class PerK {
     }
   }
 
-  // The final solve will price its support (decode's objective).
-  void SetPriced(bool priced) { priced_ = priced; }
-
   // The leading min(need, n) sorted probabilities.
   const double* Probs(size_t need) { return probs_.Prefix(std::min(need, n_)); }
 
@@ -184,7 +181,7 @@ class PerK {
   // when ws.q holds that solve's q still (nothing left to do).
   bool FinalFor(size_t k, Multiplier* nu, double* cost) {
     if (kind_ != TauKind::kGeneral) return false;
-    SupportHint(k, nu, priced_);
+    SupportHint(k, nu);
     for (const Solved& c : cache_) {
       if (c.k != k || !c.exact || !c.cold) continue;
       if (full_q_ == k && !std::isnan(c.cost)) {
@@ -442,7 +439,7 @@ class PerK {
       // anchor slope's: a bound on Newton's constant too.
       nu.curvature = std::max(nu.curvature, nu.anchor_curvature);
     }
-    SupportHint(k, &nu, need_cost);
+    SupportHint(k, &nu);
     const double* p = Probs(k);
     Solved out;
     out.k = k;
@@ -511,11 +508,12 @@ class PerK {
   // compute itself, so the results' bits do not depend on them).
   // The solver reads the powers only where it maps tokens one by one: the
   // block holding k - 1 (the rest of the support is the sketch's nodes, with
-  // powers of their own), an anchor's range, and every token when pricing.
-  void SupportHint(size_t k, Multiplier* nu, bool priced) {
+  // powers of their own), an anchor's range, and every token when the solve
+  // prices its support (nu's last_only and price, set before).
+  void SupportHint(size_t k, Multiplier* nu) {
     ws_.sketch.Extend(Probs(k), k);
-    const size_t from = ws_.sketch.For(k).exact_from;
-    EnsurePowers(priced ? 0 : from, k);
+    const bool priced = !nu->last_only && nu->price;
+    EnsurePowers(priced ? 0 : ws_.sketch.For(k).exact_from, k);
     if (nu->anchor_k != 0) {
       EnsurePowers(std::min(k, nu->anchor_k), std::max(k, nu->anchor_k));
     }
@@ -578,7 +576,6 @@ class PerK {
   const size_t n_;
   bool have_sums_ = false;
   size_t built_ = 0;  // prefix sums are valid for i <= built_
-  bool priced_ = false;  // the final solve prices its support: every power
   size_t mass_saved_ = 0;  // ws.mass_lanes holds the lanes at c kMassCheckpoint, c < mass_saved_
   size_t full_q_ = 0;  // ws.q holds the whole q of this support's last solve (0: none)
   Solved cache_[kCacheSize];
@@ -795,6 +792,7 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
   if (n == 0) return result;
   const bool adaptive = params.fixed_k == 0;
   Multiplier hint;  // from the search, for the final solve
+  hint.price = want_objective;  // (sample() needs q alone)
   bool solved = false;  // the search left the final q and its cost
   double in_support = 0.0;
   size_t k;
@@ -803,7 +801,6 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
     const size_t k_hi = std::max(k_lo, std::min(params.k_max, n));
     PerK per_k(params, probs, ws);
     k = AdaptiveK(per_k, params.lambda, k_lo, k_hi);
-    per_k.SetPriced(want_objective);
     solved = per_k.FinalFor(k, &hint, &in_support);
   } else {
     k = std::min(params.fixed_k, n);
@@ -814,7 +811,6 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
   EnsureSize(ws.q, k);
   EnsureSize(ws.scratch, k);
   const double* p = probs.Prefix(k);
-  hint.price = want_objective;
   if (!solved) {
     in_support = Renormalise(params.divergence, params.alpha, p, k, ws.q.data(),
                              ws.scratch.data(), &hint);

@@ -151,16 +151,17 @@ void AlphaPowers(const double* p, size_t k, double alpha, double* out);
 // map (extended to k here), else a per-thread one built over p[0..k).
 SupportSketch* SketchFor(bool primal, double alpha, const double* p, size_t k, Multiplier* hint);
 
+// Map evaluations made by SumsOverSupport (nodes and tokens, this thread),
+// for the tests' measure of a search's Newton work.
+inline thread_local size_t g_map_terms = 0;
+
 // The general solvers' sums_over (SolveMultiplier) from one map pass,
 // sum(p, powers, n, weight) -> SupportMapSums (weight null: unweighted):
 // over p[from..to) with the caller's per-token powers, or, sketched, for the
 // whole support of k, the sketch's: the nodes of the blocks before the one
 // holding k - 1 plus that block's tokens one by one. Returns whether the sums
-// are exact (no block of the support was summed on its nodes).
-// Map evaluations made by SumsOverSupport (nodes and tokens, this thread),
-// for the tests' measure of a search's Newton work.
-inline thread_local size_t g_map_terms = 0;
-
+// are exact (no block of the support was summed on its nodes). Counts the
+// map evaluations in g_map_terms.
 template <class Sum>
 bool SumsOverSupport(const SupportSketch& sketch, const double* p, const double* powers, size_t k,
                      size_t from, size_t to, double init, bool sketched, const Sum& sum,

@@ -25,13 +25,15 @@
 #include <cstddef>
 #include <vector>
 
+#include "kernels/support_map.h"
+
 namespace bd {
 namespace bregman_detail {
 
 class SupportSketch {
  public:
   // Nodes per block, and the most tokens one block takes.
-  static constexpr size_t kNodes = 8;
+  static constexpr size_t kNodes = kChebyshevTerms;  // (kernels/support_map.h)
   static constexpr size_t kMaxBlock = 1024;
   // Bound on |sketch sum - exact sum| relative to sum q (1 + the increments)
   // that the solvers rely on (their roots are the sketch's: sum q = 1 within

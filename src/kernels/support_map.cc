@@ -680,8 +680,8 @@ double ApplyPrimalPowerMapImpl(const double* p, const double* a, size_t k, doubl
         const auto L = LogRatio<Ops>(x, Ops::Set(b), Ops::Set(inv_b), &lo);
         const auto incr = Ops::Mul(pv, Expm1Lanes<Ops>(L, lo));
         const auto qv = Ops::Add(pv, incr);
+        Ops::Store(Ops::IfZero(far, qv, Ops::Set(zero_mass)), q + i);
         if (!price) {  // (uniform over the pass: a predicted branch)
-          Ops::Store(Ops::IfZero(far, qv, Ops::Set(zero_mass)), q + i);
           t[0] = Ops::Zero();
           return;
         }
@@ -696,7 +696,6 @@ double ApplyPrimalPowerMapImpl(const double* p, const double* a, size_t k, doubl
         const auto near = Ops::Max(Ops::Sub(Ops::Mul(L, Ops::Set(alpha + 1.0)), Ops::Set(1.0)),
                                    Ops::Zero());  // 0 where (alpha + 1) L <= 1
         const auto cost = Ops::WherePositive(pv, Ops::IfZero(near, series, direct));
-        Ops::Store(Ops::IfZero(far, qv, Ops::Set(zero_mass)), q + i);
         t[0] = Ops::IfZero(far, cost, Ops::Set(zero_cost));
       },
       &total);
@@ -742,21 +741,26 @@ double ApplyDualPowerMapImpl(const double* p, const double* p_pow, size_t k, dou
   return price ? total : NAN;
 }
 
+// A block's p mapped to [-1, 1]: the one coordinate its moments (the
+// sketch's weights) and its series (the interpolated q) are taken in.
+template <class Ops, class V>
+HWY_INLINE V BlockCoordinate(V p, double centre, double inv_half) {
+  return Ops::Min(Ops::Set(1.0), Ops::Max(Ops::Set(-1.0), Ops::Mul(Ops::Sub(p, Ops::Set(centre)),
+                                                                   Ops::Set(inv_half))));
+}
+
 void ChebyshevIncrementsImpl(const double* p, size_t n, double centre, double inv_half,
                              const double* coef, double* q) {
-  constexpr size_t kTerms = 8;
   double unused;
   SumF64Lanes<1>(
       n,
       [&](auto ops, size_t i, auto* t) HWY_ATTR {
         using Ops = decltype(ops);
         const auto pv = Ops::Load(p + i);
-        const auto u = Ops::Min(Ops::Set(1.0),
-                                Ops::Max(Ops::Set(-1.0), Ops::Mul(Ops::Sub(pv, Ops::Set(centre)),
-                                                                  Ops::Set(inv_half))));
+        const auto u = BlockCoordinate<Ops>(pv, centre, inv_half);
         const auto two_u = Ops::Add(u, u);
         auto b1 = Ops::Zero(), b2 = Ops::Zero();
-        for (size_t j = kTerms - 1; j >= 1; --j) {
+        for (size_t j = kChebyshevTerms - 1; j >= 1; --j) {
           const auto b0 = Ops::Add(Ops::Sub(Ops::Mul(two_u, b1), b2), Ops::Set(coef[j]));
           b2 = b1;
           b1 = b0;
@@ -770,19 +774,17 @@ void ChebyshevIncrementsImpl(const double* p, size_t n, double centre, double in
 
 void ChebyshevMomentsImpl(const double* p, size_t n, double centre, double inv_half,
                           double* moments) {
-  constexpr size_t kTerms = 8;
-  SumF64Lanes<kTerms>(
+  SumF64Lanes<kChebyshevTerms>(
       n,
       [&](auto ops, size_t i, auto* t) HWY_ATTR {
         using Ops = decltype(ops);
-        const auto u = Ops::Min(
-            Ops::Set(1.0), Ops::Max(Ops::Set(-1.0), Ops::Mul(Ops::Sub(Ops::Load(p + i),
-                                                                      Ops::Set(centre)),
-                                                             Ops::Set(inv_half))));
+        const auto u = BlockCoordinate<Ops>(Ops::Load(p + i), centre, inv_half);
         const auto two_u = Ops::Add(u, u);
         t[0] = Ops::Set(1.0);
         t[1] = u;
-        for (size_t j = 2; j < kTerms; ++j) t[j] = Ops::Sub(Ops::Mul(two_u, t[j - 1]), t[j - 2]);
+        for (size_t j = 2; j < kChebyshevTerms; ++j) {
+          t[j] = Ops::Sub(Ops::Mul(two_u, t[j - 1]), t[j - 2]);
+        }
       },
       moments);
 }

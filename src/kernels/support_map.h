@@ -80,6 +80,9 @@ SupportMapSums SumDualPowerMap(const double* p, const double* p_pow, size_t k, d
 double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha, double nu,
                          double nu_root, double* q, bool price = true);
 
+// Terms of a block's Chebyshev series (SupportSketch's nodes per block).
+constexpr size_t kChebyshevTerms = 8;
+
 // q[i] = p[i] + sum_{j<8} coef[j] T_j(u_i), u_i = (p[i] - centre) inv_half
 // clamped to [-1, 1] (Clenshaw's recurrence; IEEE arithmetic only, the same
 // bits on every target): a block's increments from the Chebyshev series
