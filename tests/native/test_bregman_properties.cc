@@ -588,6 +588,26 @@ std::vector<double> SortedLcgRow(int shape, size_t n, uint64_t seed) {
   return p;
 }
 
+// The largest lambda, by halvings of log10 lambda over [-300, 1], whose
+// adaptive k on the sorted p reaches target (decoded in ws).
+double LambdaReaching(bd::BregmanParams params, const std::vector<double>& p,
+                      bd::BregmanWorkspace& ws, size_t target, int halvings) {
+  double lo = -300.0, hi = 1.0;
+  for (int it = 0; it < halvings; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    params.lambda = std::pow(10.0, mid);
+    bd::SortedProbsArray probs(p.data(), p.size());
+    (bd::DecodeBregman(params, probs, ws).k >= target ? lo : hi) = mid;
+  }
+  return std::pow(10.0, lo);
+}
+
+// A general solver to test: divergence and alpha.
+struct Mode {
+  bd::BregmanDivergence divergence;
+  double alpha;
+};
+
 }  // namespace
 
 TEST_SUITE("bregman") {
@@ -597,10 +617,6 @@ TEST_CASE("bregman property: the adaptive q is the fixed-k q of the same support
   // final solve can reuse them (decode.cc, PerK::FinalFor), and the
   // support's sketch depends on p alone: whatever path the search took, q
   // must be the fixed-k decode's, in a fresh workspace or a used one.
-  struct Mode {
-    bd::BregmanDivergence divergence;
-    double alpha;
-  };
   const Mode modes[] = {{bd::BregmanDivergence::kPrimal, 0.25}, {bd::BregmanDivergence::kPrimal, 4.0},
                         {bd::BregmanDivergence::kPrimal, 0.5},  {bd::BregmanDivergence::kDual, 2.5},
                         {bd::BregmanDivergence::kDual, 1.25},   {bd::BregmanDivergence::kDual, 1.5},
@@ -615,15 +631,8 @@ TEST_CASE("bregman property: the adaptive q is the fixed-k q of the same support
       params.divergence = m.divergence;
       params.alpha = m.alpha;
       for (const size_t target : {size_t{300}, n / 3}) {
-        // The largest lambda (bisection in log) whose k reaches the target.
-        double lo = -300.0, hi = 1.0;
-        for (int it = 0; it < 50; ++it) {
-          const double mid = 0.5 * (lo + hi);
-          params.lambda = std::pow(10.0, mid);
-          bd::SortedProbsArray probs(p.data(), n);
-          (bd::DecodeBregman(params, probs, used).k >= target ? lo : hi) = mid;
-        }
-        params.lambda = std::pow(10.0, lo);
+        // The largest lambda whose k reaches the target.
+        params.lambda = LambdaReaching(params, p, used, target, 50);
         params.fixed_k = 0;
         bd::SortedProbsArray probs(p.data(), n);
         const bd::BregmanResult adaptive = bd::DecodeBregman(params, probs, used);
@@ -663,10 +672,6 @@ TEST_CASE("bregman property: tau from the multipliers agrees with tau from the c
   // support. Against the two costs' difference (the check mode prices both),
   // over k from a few to n/3: the difference must stay well inside the error
   // bound the decision trusts, and k and q must be what the costs alone give.
-  struct Mode {
-    bd::BregmanDivergence divergence;
-    double alpha;
-  };
   const Mode modes[] = {{bd::BregmanDivergence::kPrimal, 0.25}, {bd::BregmanDivergence::kPrimal, 0.7},
                         {bd::BregmanDivergence::kPrimal, 4.0},  {bd::BregmanDivergence::kDual, 1.25},
                         {bd::BregmanDivergence::kDual, 2.5},    {bd::BregmanDivergence::kDual, 4.0}};
@@ -683,14 +688,7 @@ TEST_CASE("bregman property: tau from the multipliers agrees with tau from the c
       for (const size_t target : {size_t{3}, size_t{30}, size_t{300}, size_t{3000}, n / 3}) {
         bd::BregmanWorkspace ws;
         // A lambda where k is about the target (16 halvings: not at a tie).
-        double lo = -300.0, hi = 1.0;
-        for (int it = 0; it < 16; ++it) {
-          const double mid = 0.5 * (lo + hi);
-          params.lambda = std::pow(10.0, mid);
-          bd::SortedProbsArray probs(p.data(), n);
-          (bd::DecodeBregman(params, probs, ws).k >= target ? lo : hi) = mid;
-        }
-        params.lambda = std::pow(10.0, lo);
+        params.lambda = LambdaReaching(params, p, ws, target, 16);
         CAPTURE(shape);
         CAPTURE(m.alpha);
         CAPTURE(target);
