@@ -12,27 +12,56 @@ namespace bd {
 namespace bregman_detail {
 namespace {
 
-// Chebyshev points of the first kind for 8 nodes, cos(pi (2l + 1) / 16)
-// (decimal literals: the same double on every compiler).
-constexpr double kNodeX[SupportSketch::kNodes] = {
+// Chebyshev points of the first kind, cos(pi (2l + 1) / 2n) for n = 8 and
+// 16 (decimal literals: the same double on every compiler; symmetric).
+constexpr double kNodeX8[8] = {
     0.9807852804032304,  0.8314696123025452,  0.5555702330196023,  0.19509032201612833,
     -0.19509032201612833, -0.5555702330196023, -0.8314696123025452, -0.9807852804032304};
+constexpr double kNodeX16[16] = {
+    0.9951847266721969,   0.9569403357322088,   0.881921264348355,    0.773010453362737,
+    0.6343932841636455,   0.4713967368259978,   0.29028467725446233,  0.09801714032956077,
+    -0.09801714032956077, -0.29028467725446233, -0.4713967368259978,  -0.6343932841636455,
+    -0.773010453362737,   -0.881921264348355,   -0.9569403357322088,  -0.9951847266721969};
 
-// T_j(x_l) by the three-term recurrence (IEEE arithmetic only).
+// The n nodes and T_j(x_l) at them by the three-term recurrence (IEEE
+// arithmetic only).
+template <size_t n>
 struct NodeChebyshev {
-  double t[SupportSketch::kNodes][SupportSketch::kNodes];
-  NodeChebyshev() {
-    for (size_t l = 0; l < SupportSketch::kNodes; ++l) {
-      const double x = kNodeX[l];
+  const double* x;
+  double t[n][n];
+  explicit NodeChebyshev(const double* nodes) : x(nodes) {
+    for (size_t l = 0; l < n; ++l) {
       t[l][0] = 1.0;
-      t[l][1] = x;
-      for (size_t j = 2; j < SupportSketch::kNodes; ++j) {
-        t[l][j] = 2.0 * x * t[l][j - 1] - t[l][j - 2];
-      }
+      t[l][1] = x[l];
+      for (size_t j = 2; j < n; ++j) t[l][j] = 2.0 * x[l] * t[l][j - 1] - t[l][j - 2];
     }
   }
 };
-const NodeChebyshev kNodeT;
+const NodeChebyshev<SupportSketch::kNodes> kNarrow(kNodeX8);
+const NodeChebyshev<SupportSketch::kWideNodes> kWide(kNodeX16);
+
+// Node l's p and weight for a block's moments, and the series' coefficients
+// from the increments d at the nodes (discrete orthogonality): c_j = (2 -
+// [j = 0]) / n sum_l d_l T_j(x_l).
+template <size_t n>
+void PushNodes(const NodeChebyshev<n>& nodes, double centre, double half, const double* moments,
+               std::vector<double>* node_p, std::vector<double>* weight) {
+  for (size_t l = 0; l < n; ++l) {
+    double w = 0.0;
+    for (size_t j = n; j-- > 1;) w += nodes.t[l][j] * moments[j];
+    node_p->push_back(centre + half * nodes.x[l]);
+    weight->push_back((moments[0] + 2.0 * w) / static_cast<double>(n));
+  }
+}
+template <size_t n>
+void SeriesCoefficients(const NodeChebyshev<n>& nodes, const double* node_q, const double* node_p,
+                        double* coef) {
+  for (size_t c = 0; c < n; ++c) {
+    double sum = 0.0;
+    for (size_t l = 0; l < n; ++l) sum += (node_q[l] - node_p[l]) * nodes.t[l][c];
+    coef[c] = sum * (c == 0 ? 1.0 : 2.0) / static_cast<double>(n);
+  }
+}
 
 uint64_t Bits(double x) {
   uint64_t u;
@@ -45,13 +74,14 @@ uint64_t Bits(double x) {
 void SupportSketch::Reset(bool primal, double alpha) {
   primal_ = primal;
   alpha_ = alpha;
-  // 16 cells per binade (p within 4.4 % in a block), more where b = alpha - 1
-  // > 1 brings the primal's and the dual's complex branch points to within
+  // 2 cells per binade (p within 41 % in a block, 16 nodes; a block within
+  // an eighth of that, 4.4 %, takes 8), more where b = alpha - 1 > 1 brings
+  // the primal's and the dual's complex branch points to within
   // ~2 sin(pi / 2b) p of p: the cell's width shrinks with b, keeping the
   // interpolation's convergence ratio.
   const double b = std::fabs(alpha - 1.0);
-  int mantissa_bits = 4;
-  while (mantissa_bits < 24 && static_cast<double>(1 << (mantissa_bits - 4)) < b) ++mantissa_bits;
+  int mantissa_bits = 1;
+  while (mantissa_bits < 21 && static_cast<double>(1 << (mantissa_bits - 1)) < b) ++mantissa_bits;
   cell_shift_ = 52 - mantissa_bits;
   built_ = open_start_ = powered_ = 0;
   block_start_.clear();
@@ -96,7 +126,11 @@ void SupportSketch::CloseBlock(const double* p, size_t end) {
   }
   block_centre_.push_back(0.0);
   block_inv_half_.push_back(0.0);
-  if (m <= kNodes) {
+  // 8 nodes for a block within an eighth of a cell (its float64 bits apart
+  // by less than 2^(cell_shift - 3): exact integers, so the choice is the
+  // same on every target), else 16.
+  const bool wide = Bits(top) - Bits(bottom) >= (uint64_t{1} << (cell_shift_ - 3));
+  if (m <= (wide ? kWideNodes : kNodes)) {
     for (size_t i = start; i < end; ++i) {
       node_p_.push_back(p[i]);
       weight_.push_back(1.0);
@@ -107,19 +141,18 @@ void SupportSketch::CloseBlock(const double* p, size_t end) {
   } else {
     // Interpolatory quadrature on the block's range: with u the block's p
     // mapped to [-1, 1], sum_i P(u_i) = sum_l f(x_l) w_l for the
-    // interpolant P of f at the nodes, w_l = (M_0 + 2 sum_j T_j(x_l) M_j) / 8,
+    // interpolant P of f at the n nodes, w_l = (M_0 + 2 sum_j T_j(x_l) M_j) / n,
     // M_j = sum_i T_j(u_i) (discrete orthogonality of the T_j at the nodes).
     const double centre = 0.5 * (top + bottom), half = 0.5 * (top - bottom);
     const double inv_half = 1.0 / half;
     block_centre_.back() = centre;
     block_inv_half_.back() = inv_half;
-    double moments[kNodes];
-    ChebyshevMoments(p + start, m, centre, inv_half, moments);
-    for (size_t l = 0; l < kNodes; ++l) {
-      double w = 0.0;
-      for (size_t j = kNodes; j-- > 1;) w += kNodeT.t[l][j] * moments[j];
-      node_p_.push_back(centre + half * kNodeX[l]);
-      weight_.push_back((moments[0] + 2.0 * w) / static_cast<double>(kNodes));
+    double moments[kWideNodes];
+    ChebyshevMoments(p + start, m, centre, inv_half, wide ? kWideNodes : kNodes, moments);
+    if (wide) {
+      PushNodes(kWide, centre, half, moments, &node_p_, &weight_);
+    } else {
+      PushNodes(kNarrow, centre, half, moments, &node_p_, &weight_);
     }
   }
   node_end_.push_back(node_p_.size());
@@ -139,16 +172,15 @@ void SupportSketch::InterpolateQ(const double* p, size_t exact_from, const doubl
       for (size_t i = start; i < end; ++i) q[i] = own ? values[i - start] : values[0];
       continue;
     }
-    // The series' coefficients from the increments at the nodes (discrete
-    // orthogonality): c_j = (2 - [j = 0]) / 8 sum_l d_l T_j(x_l).
     const double* node_p = node_p_.data() + first_node;
-    double coef[kNodes];
-    for (size_t c = 0; c < kNodes; ++c) {
-      double sum = 0.0;
-      for (size_t l = 0; l < kNodes; ++l) sum += (values[l] - node_p[l]) * kNodeT.t[l][c];
-      coef[c] = sum * (c == 0 ? 1.0 : 2.0) / static_cast<double>(kNodes);
+    const size_t terms = node_end_[j] - first_node;
+    double coef[kWideNodes];
+    if (terms == kWideNodes) {
+      SeriesCoefficients(kWide, values, node_p, coef);
+    } else {
+      SeriesCoefficients(kNarrow, values, node_p, coef);
     }
-    ChebyshevIncrements(p + start, end - start, block_centre_[j], block_inv_half_[j], coef,
+    ChebyshevIncrements(p + start, end - start, block_centre_[j], block_inv_half_[j], coef, terms,
                         q + start);
   }
 }

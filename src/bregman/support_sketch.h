@@ -8,11 +8,17 @@
 // maps are analytic in p with no singularity within ~p of it (the primal's
 // (p^b + s)^{1/b} and the dual's root both branch at p = 0 only, or for
 // b = alpha - 1 > 1 at |p| = (b nu)^{1/b} at angle pi / b), so over a block
-// whose p lie within 2^(1/2^bits) of each other an 8-node Chebyshev
-// interpolant in p is exact to ~1e-16 of the block's sum, and the block's
-// sum is sum_l w_l f(x_l) (interpolatory quadrature: the weights need only
-// the block's p, not the map). A support of k is then the nodes of its
-// blocks plus the tokens of the block holding k - 1, mapped one by one.
+// whose p lie within 2^(1/16) of each other (less for b > 1) an 8-node
+// Chebyshev interpolant in p is exact to ~1e-16 of the block's sum, as is a
+// 16-node one over 2^(1/2), and the block's sum is sum_l w_l f(x_l)
+// (interpolatory quadrature: the weights need only the block's p, not the
+// map). A support of k is then the nodes of its blocks plus the tokens of
+// the block holding k - 1, mapped one by one.
+//
+// Cells are half a binade (less for b > 1): in a support's sparse tail a
+// cell's few tokens make one wide block of 16 nodes (8 narrower cells of 8
+// nodes each would make 4 times as many); where tokens are dense a block
+// fills up within a fraction of its cell and takes 8.
 //
 // Blocks depend on the probabilities alone (a token starts a block when its
 // float64 bits leave its predecessor's cell, or when the block is full), so
@@ -32,8 +38,10 @@ namespace bregman_detail {
 
 class SupportSketch {
  public:
-  // Nodes per block, and the most tokens one block takes.
-  static constexpr size_t kNodes = kChebyshevTerms;  // (kernels/support_map.h)
+  // Nodes of a narrow and of a wide block (kernels/support_map.h), and the
+  // most tokens one block takes.
+  static constexpr size_t kNodes = kChebyshevTerms;
+  static constexpr size_t kWideNodes = kChebyshevWideTerms;
   static constexpr size_t kMaxBlock = 1024;
   // Bound on |sketch sum - exact sum| relative to sum q (1 + the increments)
   // that the solvers rely on (their roots are the sketch's: sum q = 1 within
@@ -69,11 +77,12 @@ class SupportSketch {
   }
 
   // q[0..exact_from) for View v = For(k) (exact_from = v.exact_from) from
-  // node_q[0..v.nodes), the map's q at those nodes: a block of at most 8
-  // tokens takes its tokens' own (its nodes are its tokens), a block of
-  // equal p its node's, any other its increments from the Chebyshev series
-  // through its 8 nodes (the interpolant whose sum the weights integrate:
-  // each within ~1e-16 of the block's largest increment, as the sums).
+  // node_q[0..v.nodes), the map's q at those nodes: a block of no more
+  // tokens than its nodes would be takes its tokens' own (its nodes are its
+  // tokens), a block of equal p its node's, any other its increments from
+  // the Chebyshev series through its 8 or 16 nodes (the interpolant whose
+  // sum the weights integrate: each within ~1e-16 of the block's largest
+  // increment, as the sums).
   void InterpolateQ(const double* p, size_t exact_from, const double* node_q, double* q) const;
 
   const double* node_p() const { return node_p_.data(); }
@@ -94,7 +103,7 @@ class SupportSketch {
 
   bool primal_ = false;
   double alpha_ = 0.0;
-  int cell_shift_ = 48;   // bits of a double dropped for its cell
+  int cell_shift_ = 51;   // bits of a double dropped for its cell
   size_t built_ = 0;      // p[0..built_) is assigned to blocks
   size_t open_start_ = 0;  // the last block, still open, is [open_start_, built_)
   std::vector<size_t> block_start_;  // closed blocks, in order

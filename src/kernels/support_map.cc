@@ -749,8 +749,9 @@ HWY_INLINE V BlockCoordinate(V p, double centre, double inv_half) {
                                                                    Ops::Set(inv_half))));
 }
 
-void ChebyshevIncrementsImpl(const double* p, size_t n, double centre, double inv_half,
-                             const double* coef, double* q) {
+template <size_t kTerms>
+HWY_INLINE void ChebyshevIncrementsOf(const double* p, size_t n, double centre, double inv_half,
+                                      const double* coef, double* q) {
   double unused;
   SumF64Lanes<1>(
       n,
@@ -760,7 +761,7 @@ void ChebyshevIncrementsImpl(const double* p, size_t n, double centre, double in
         const auto u = BlockCoordinate<Ops>(pv, centre, inv_half);
         const auto two_u = Ops::Add(u, u);
         auto b1 = Ops::Zero(), b2 = Ops::Zero();
-        for (size_t j = kChebyshevTerms - 1; j >= 1; --j) {
+        for (size_t j = kTerms - 1; j >= 1; --j) {
           const auto b0 = Ops::Add(Ops::Sub(Ops::Mul(two_u, b1), b2), Ops::Set(coef[j]));
           b2 = b1;
           b1 = b0;
@@ -772,9 +773,19 @@ void ChebyshevIncrementsImpl(const double* p, size_t n, double centre, double in
       &unused);
 }
 
-void ChebyshevMomentsImpl(const double* p, size_t n, double centre, double inv_half,
-                          double* moments) {
-  SumF64Lanes<kChebyshevTerms>(
+void ChebyshevIncrementsImpl(const double* p, size_t n, double centre, double inv_half,
+                             const double* coef, size_t terms, double* q) {
+  if (terms == kChebyshevWideTerms) {
+    ChebyshevIncrementsOf<kChebyshevWideTerms>(p, n, centre, inv_half, coef, q);
+  } else {
+    ChebyshevIncrementsOf<kChebyshevTerms>(p, n, centre, inv_half, coef, q);
+  }
+}
+
+template <size_t kTerms>
+HWY_INLINE void ChebyshevMomentsOf(const double* p, size_t n, double centre, double inv_half,
+                                   double* moments) {
+  SumF64Lanes<kTerms>(
       n,
       [&](auto ops, size_t i, auto* t) HWY_ATTR {
         using Ops = decltype(ops);
@@ -782,11 +793,20 @@ void ChebyshevMomentsImpl(const double* p, size_t n, double centre, double inv_h
         const auto two_u = Ops::Add(u, u);
         t[0] = Ops::Set(1.0);
         t[1] = u;
-        for (size_t j = 2; j < kChebyshevTerms; ++j) {
+        for (size_t j = 2; j < kTerms; ++j) {
           t[j] = Ops::Sub(Ops::Mul(two_u, t[j - 1]), t[j - 2]);
         }
       },
       moments);
+}
+
+void ChebyshevMomentsImpl(const double* p, size_t n, double centre, double inv_half, size_t terms,
+                          double* moments) {
+  if (terms == kChebyshevWideTerms) {
+    ChebyshevMomentsOf<kChebyshevWideTerms>(p, n, centre, inv_half, moments);
+  } else {
+    ChebyshevMomentsOf<kChebyshevTerms>(p, n, centre, inv_half, moments);
+  }
 }
 
 // The virtual lanes of SupportMass carried on over p[0..n), n a multiple of
@@ -938,13 +958,13 @@ double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double 
 }
 
 void ChebyshevIncrements(const double* p, size_t n, double centre, double inv_half,
-                         const double* coef, double* q) {
-  HWY_DYNAMIC_DISPATCH(ChebyshevIncrementsImpl)(p, n, centre, inv_half, coef, q);
+                         const double* coef, size_t terms, double* q) {
+  HWY_DYNAMIC_DISPATCH(ChebyshevIncrementsImpl)(p, n, centre, inv_half, coef, terms, q);
 }
 
-void ChebyshevMoments(const double* p, size_t n, double centre, double inv_half,
+void ChebyshevMoments(const double* p, size_t n, double centre, double inv_half, size_t terms,
                       double* moments) {
-  HWY_DYNAMIC_DISPATCH(ChebyshevMomentsImpl)(p, n, centre, inv_half, moments);
+  HWY_DYNAMIC_DISPATCH(ChebyshevMomentsImpl)(p, n, centre, inv_half, terms, moments);
 }
 
 bool FindSupportMap(bool primal, double alpha, SupportMap* map) {

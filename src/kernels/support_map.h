@@ -80,20 +80,23 @@ SupportMapSums SumDualPowerMap(const double* p, const double* p_pow, size_t k, d
 double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha, double nu,
                          double nu_root, double* q, bool price = true);
 
-// Terms of a block's Chebyshev series (SupportSketch's nodes per block).
+// Terms of a block's Chebyshev series (SupportSketch's nodes per block): a
+// narrow block takes kChebyshevTerms, a wide one kChebyshevWideTerms.
 constexpr size_t kChebyshevTerms = 8;
+constexpr size_t kChebyshevWideTerms = 16;
 
-// q[i] = p[i] + sum_{j<8} coef[j] T_j(u_i), u_i = (p[i] - centre) inv_half
+// q[i] = p[i] + sum_{j<terms} coef[j] T_j(u_i), u_i = (p[i] - centre) inv_half
 // clamped to [-1, 1] (Clenshaw's recurrence; IEEE arithmetic only, the same
 // bits on every target): a block's increments from the Chebyshev series
-// of the map through its nodes (SupportSketch::InterpolateQ).
+// of the map through its nodes (SupportSketch::InterpolateQ). terms is one
+// of the two above.
 void ChebyshevIncrements(const double* p, size_t n, double centre, double inv_half,
-                         const double* coef, double* q);
+                         const double* coef, size_t terms, double* q);
 
-// moments[j] = sum_i T_j(u_i), j < 8, u_i = (p[i] - centre) inv_half clamped
-// to [-1, 1]: a block's Chebyshev moments (SupportSketch's weights), summed
-// in SumF64Lanes' fixed order (the same bits on every target).
-void ChebyshevMoments(const double* p, size_t n, double centre, double inv_half,
+// moments[j] = sum_i T_j(u_i), j < terms, u_i = (p[i] - centre) inv_half
+// clamped to [-1, 1]: a block's Chebyshev moments (SupportSketch's weights),
+// summed in SumF64Lanes' fixed order (the same bits on every target).
+void ChebyshevMoments(const double* p, size_t n, double centre, double inv_half, size_t terms,
                       double* moments);
 
 // The general dual map's start for one alpha: log t as a function of
