@@ -388,6 +388,11 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
     start = &anchored;
   }
   double nu0 = 0.0, lo = 0.0;
+  // Cold: no bound or start from a neighbouring support (the solver's own
+  // first-order guess, as a fixed-k decode starts): Newton may take power
+  // steps (SafeguardedNewton).
+  const bool cold =
+      start == nullptr || !(start->upper > 0.0 || start->lower > 0.0 || start->start > 0.0);
   StartFrom(start, guess, &nu0, &lo, &hi);
   // The floor only keeps the bracket off 0, so that bisection is geometric:
   // the start stays as without it, also below it (moving a probe's low start
@@ -464,7 +469,8 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
     }
   }
   double nu =
-      known ? nu0 : SafeguardedNewton(eval, lo, hi, nu0, &curvature, 1e-12, 200, settled);
+      known ? nu0
+            : SafeguardedNewton(eval, lo, hi, nu0, &curvature, 1e-12, 200, settled, cold);
   if (hint != nullptr) {
     hint->value = nu;
     hint->curvature = curvature;

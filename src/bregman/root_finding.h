@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstddef>
 
+#include "kernels/det_math.h"
+
 namespace bd {
 namespace bregman_detail {
 
@@ -39,6 +41,15 @@ inline thread_local size_t g_newton_exhausted = 0;
 // (a start already within ~1e-9 of the root then costs one evaluation); out,
 // the c this solve measured (0 if it took fewer than two Newton steps).
 //
+// power_steps: a monotone approach (f keeps its sign across a Newton step,
+// the tangent falling short of the root on a curved f) far from the root (a
+// step above kPowerStepFrom |x|) steps instead on the power law f' ~ x^(g-1) that the
+// last two slopes measure: the root of f(x) + f'(x) x ((y / x)^g - 1) / g,
+// y = x (1 - g f / (x f'))^(1/g) (g = 1 is Newton's step, g -> 0 Newton's in
+// log x). A cold multiplier solve (f = log sum q, a mix of linear and
+// power-law terms in nu, from a first-order guess) then saves an evaluation
+// or two; solves that start near their root have no use for it.
+//
 // settled(x, f, df): called after each evaluation; true ends the iteration
 // at x itself (a caller that needs only which side of some x the root lies
 // on: f > 0 puts it below x, f < 0 above).
@@ -49,9 +60,11 @@ struct NeverSettled {
 template <class Eval, class Settled = NeverSettled>
 double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
                          double* curvature = nullptr, double newton_tol = 1e-12,
-                         int max_iter = 200, const Settled& settled = Settled()) {
+                         int max_iter = 200, const Settled& settled = Settled(),
+                         bool power_steps = false) {
   constexpr double kBracketTol = 4.4e-16;
   constexpr double kPredictedTol = 1e-15;
+  constexpr double kPowerStepFrom = 1e-3;
   const double c_hint = curvature != nullptr ? *curvature : 0.0;
   if (curvature != nullptr) *curvature = 0.0;
   double x = x0;
@@ -60,6 +73,7 @@ double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
   double last_newton = 0.0;  // |the previous step| when it was Newton's, else 0
   bool first = true;         // the first evaluation
   double last_f = HUGE_VAL;  // f at the last evaluation
+  double last_x = 0.0, last_df = 0.0;  // where it was, and f' there
   for (int it = 0; it < max_iter; ++it) {
     double f = 0.0, df = 0.0;
     eval(x, &f, &df);
@@ -89,6 +103,23 @@ double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
                c_hint * step * step <= kPredictedTol * std::fabs(x)) {
       return next;
     }
+    bool power_step = false;
+    if (power_steps && newton_ok && last_newton > 0.0 && (f < 0.0) == (last_f < 0.0) &&
+        std::fabs(step) > kPowerStepFrom * std::fabs(x) && x > 0.0 && last_x > 0.0 &&
+        last_df > 0.0 && x != last_x) {
+      const double g = 1.0 + LogF64(df / last_df) / LogF64(x / last_x);
+      const double u = -step / x;  // Newton's relative step
+      double power_next = next;
+      if (g >= 0.0 && g < 1e-6) {
+        power_next = x * ExpFullF64(u);
+      } else if (g > 0.0 && g <= 4.0 && 1.0 + g * u > 0.0) {
+        power_next = x * PowF64(1.0 + g * u, 1.0 / g);
+      }
+      if (power_next > lo && power_next < hi && power_next != next) {
+        next = power_next;
+        power_step = true;
+      }
+    }
     first = false;
     step_before_last = last_step;
     if (!newton_ok) {
@@ -96,8 +127,12 @@ double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
                                        : lo + 0.5 * (hi - lo);
       if (hi - lo <= kBracketTol * std::fabs(next)) return next;
     }
-    last_newton = newton_ok ? std::fabs(step) : 0.0;
+    // (Quadratic convergence measures c over two Newton steps taken: after a
+    // power step the error left is not Newton's.)
+    last_newton = newton_ok && !power_step ? std::fabs(step) : 0.0;
     last_f = f;
+    last_x = x;
+    last_df = df;
     last_step = next - x;
     x = next;
   }
