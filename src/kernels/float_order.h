@@ -8,14 +8,19 @@
 
 namespace bd {
 
+// Negative floats flip every bit, the others only the sign, by one xor with
+// a mask made of the sign (no branch: in a loop over a row of mixed signs a
+// branch mispredicts on half the entries).
 inline uint32_t OrderedBits(float f) {
   uint32_t b;
   std::memcpy(&b, &f, sizeof(b));
-  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+  const uint32_t negative = 0u - (b >> 31);  // all ones for a set sign bit
+  return b ^ (negative | 0x80000000u);
 }
 
 inline float FromOrderedBits(uint32_t b) {
-  b = (b & 0x80000000u) ? (b & 0x7FFFFFFFu) : ~b;
+  const uint32_t was_negative = (b >> 31) - 1u;  // all ones for a clear top bit
+  b ^= was_negative | 0x80000000u;
   float f;
   std::memcpy(&f, &b, sizeof(f));
   return f;
