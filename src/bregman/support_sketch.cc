@@ -95,7 +95,10 @@ void SupportSketch::Reset(bool primal, double alpha) {
 
 void SupportSketch::Extend(const double* p, size_t n) {
   for (size_t i = std::max<size_t>(built_, 1); i < n; ++i) {
-    if (i - open_start_ >= kMaxBlock || (Bits(p[i]) >> cell_shift_) != (Bits(p[i - 1]) >> cell_shift_)) {
+    const size_t open = i - open_start_;
+    const uint64_t now = Bits(p[i]), before = Bits(p[i - 1]);
+    if (open >= kMaxBlock || (now >> cell_shift_) != (before >> cell_shift_) ||
+        (open >= kDenseBlock && (now >> (cell_shift_ - 3)) != (before >> (cell_shift_ - 3)))) {
       CloseBlock(p, i);
     }
   }

@@ -18,10 +18,12 @@
 // Cells are half a binade (less for b > 1): in a support's sparse tail a
 // cell's few tokens make one wide block of 16 nodes (8 narrower cells of 8
 // nodes each would make 4 times as many); where tokens are dense a block
-// fills up within a fraction of its cell and takes 8.
+// closes where they leave an eighth of the cell and takes 8 (its series
+// then costs each token half the terms).
 //
 // Blocks depend on the probabilities alone (a token starts a block when its
-// float64 bits leave its predecessor's cell, or when the block is full), so
+// float64 bits leave its predecessor's cell, or its eighth of the cell with
+// kDenseBlock tokens open, or when the block is full), so
 // a support's sketch is the same however far the sorted prefix was built:
 // a fixed-k solve and the adaptive search's final solve make the same
 // evaluations, and so return the same bits. Node values and weights are
@@ -43,6 +45,10 @@ class SupportSketch {
   static constexpr size_t kNodes = kChebyshevTerms;
   static constexpr size_t kWideNodes = kChebyshevWideTerms;
   static constexpr size_t kMaxBlock = 1024;
+  // A block this full closes where its tokens leave an eighth of a cell:
+  // dense tokens take 8 nodes per eighth (as many nodes as a wide block's 16
+  // over a few eighths, and half the series' terms per token).
+  static constexpr size_t kDenseBlock = 256;
   // Bound on |sketch sum - exact sum| relative to sum q (1 + the increments)
   // that the solvers rely on (their roots are the sketch's: sum q = 1 within
   // it); test_support_sketch.cc measures the sketch far below it (about
