@@ -406,18 +406,22 @@ class PerK {
     }
     const double curvature_in = nu.curvature;
     // The nearest exactly solved support, when it is close (its coordinates
-    // beyond the shared ones cost at most a quarter of an evaluation): the
+    // beyond the shared ones, mapped one by one, cost at most a quarter of
+    // an evaluation: the sketch's nodes and its boundary block's tokens): the
     // solver starts one Newton step from it. One beyond a settled neighbour
     // (near the answer the neighbours are often settled probes) only from a
     // few supports away: from farther, the step can overshoot far (concave
     // maps) and cost the solve more than it saves.
     const Solved* anchor = nullptr;
     if (same == nullptr) {
+      ws_.sketch.Extend(Probs(k), k);
+      const SupportSketch::View view = ws_.sketch.For(k);
+      const size_t evaluation = view.nodes + (k - view.exact_from);
       for (const Solved& c : cache_) {
         const Solved* n = &c;
         if (n->k == 0 || !n->exact || !(n->slope > 0.0) || !(n->nu > 0.0) || n->k < 2) continue;
         const size_t gap = n->k > k ? n->k - k : k - n->k;
-        if (4 * gap > k) continue;
+        if (4 * gap > evaluation) continue;
         if (n != below && n != above && gap > kFarAnchorGap + k / 1024) continue;
         const size_t best = anchor == nullptr ? 0 : (anchor->k > k ? anchor->k - k : k - anchor->k);
         if (anchor == nullptr || gap < best) anchor = n;
