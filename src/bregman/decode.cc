@@ -414,8 +414,7 @@ class PerK {
     // maps) and cost the solve more than it saves.
     const Solved* anchor = nullptr;
     if (same == nullptr) {
-      ws_.sketch.Extend(Probs(k), k);
-      const SupportSketch::View view = ws_.sketch.For(k);
+      const SupportSketch::View view = SketchView(k);
       const size_t evaluation = view.nodes + (k - view.exact_from);
       for (const Solved& c : cache_) {
         const Solved* n = &c;
@@ -518,15 +517,21 @@ class PerK {
   // powers of their own), an anchor's range, and every token when the solve
   // prices its support (nu's last_only and price, set before).
   void SupportHint(size_t k, Multiplier* nu) {
-    ws_.sketch.Extend(Probs(k), k);
+    const size_t exact_from = SketchView(k).exact_from;
     const bool priced = !nu->last_only && nu->price;
-    EnsurePowers(priced ? 0 : ws_.sketch.For(k).exact_from, k);
+    EnsurePowers(priced ? 0 : exact_from, k);
     if (nu->anchor_k != 0) {
       EnsurePowers(std::min(k, nu->anchor_k), std::max(k, nu->anchor_k));
     }
     nu->powers = ws_.powers.data();
     nu->kept = KeptMass(k);
     nu->sketch = &ws_.sketch;
+  }
+
+  // The sketch of support k (its blocks built over the sorted prefix to k).
+  SupportSketch::View SketchView(size_t k) {
+    ws_.sketch.Extend(Probs(k), k);
+    return ws_.sketch.For(k);
   }
 
   // The general solvers' per-token powers of p (one pow each) over

@@ -98,7 +98,7 @@ void SupportSketch::Extend(const double* p, size_t n) {
     const size_t open = i - open_start_;
     const uint64_t now = Bits(p[i]), before = Bits(p[i - 1]);
     if (open >= kMaxBlock || (now >> cell_shift_) != (before >> cell_shift_) ||
-        (open >= kDenseBlock && (now >> (cell_shift_ - 3)) != (before >> (cell_shift_ - 3)))) {
+        (open >= kDenseBlock && (now >> EighthShift()) != (before >> EighthShift()))) {
       CloseBlock(p, i);
     }
   }
@@ -130,9 +130,9 @@ void SupportSketch::CloseBlock(const double* p, size_t end) {
   block_centre_.push_back(0.0);
   block_inv_half_.push_back(0.0);
   // 8 nodes for a block within an eighth of a cell (its float64 bits apart
-  // by less than 2^(cell_shift - 3): exact integers, so the choice is the
-  // same on every target), else 16.
-  const bool wide = Bits(top) - Bits(bottom) >= (uint64_t{1} << (cell_shift_ - 3));
+  // by less than 2^EighthShift(): exact integers, so the choice is the same
+  // on every target), else 16.
+  const bool wide = Bits(top) - Bits(bottom) >= (uint64_t{1} << EighthShift());
   if (m <= (wide ? kWideNodes : kNodes)) {
     for (size_t i = start; i < end; ++i) {
       node_p_.push_back(p[i]);

@@ -109,6 +109,11 @@ class SupportSketch {
 
   bool primal_ = false;
   double alpha_ = 0.0;
+  // A block within an eighth of its cell is narrow (8 nodes; and where a
+  // full block closes): its float64 bits share all but the low
+  // EighthShift() bits.
+  int EighthShift() const { return cell_shift_ - 3; }
+
   int cell_shift_ = 51;   // bits of a double dropped for its cell
   size_t built_ = 0;      // p[0..built_) is assigned to blocks
   size_t open_start_ = 0;  // the last block, still open, is [open_start_, built_)
