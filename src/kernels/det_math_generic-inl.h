@@ -67,6 +67,27 @@ BD_DET_INLINE V Exp2FractionT(V r) {
   return Ops::Add(Ops::Set(1.0), Ops::Add(em1, Ops::Add(c, Ops::Mul(em1, c))));
 }
 
+// e^x = v 2^n (n integer-valued) for -708 <= x <= 709, within ~2 ulp: the
+// Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2 (ln2 split so that n
+// kLn2Hi is exact for |n| < 2^11), and Taylor to degree 13 (truncation below
+// 5e-18 relative). exp_f64.h's ExpF64; half the work of ExpSplitT's
+// two-double reduction below.
+template <class Ops, class V>
+BD_DET_INLINE V ExpCodyWaiteT(V x, V* n) {
+  const V shifter = Ops::Set(6755399441055744.0);  // 1.5 * 2^52
+  *n = Ops::Sub(Ops::Add(Ops::Mul(x, Ops::Set(1.4426950408889634)), shifter), shifter);
+  const V r = Ops::Sub(Ops::Sub(x, Ops::Mul(*n, Ops::Set(0x1.62e42fee00000p-1))),
+                       Ops::Mul(*n, Ops::Set(0x1.a39ef35793c76p-33)));
+  V v = Ops::Set(1.0 / 6227020800.0);  // 1/13!
+  constexpr double kInvFact[] = {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
+                                 1.0 / 362880.0,    1.0 / 40320.0,    1.0 / 5040.0,
+                                 1.0 / 720.0,       1.0 / 120.0,      1.0 / 24.0,
+                                 1.0 / 6.0,         0.5,              1.0,
+                                 1.0};
+  for (double c : kInvFact) v = Ops::Add(Ops::Mul(v, r), Ops::Set(c));
+  return v;
+}
+
 // e^x = 2^n v with n an integer (as a double) and v = 2^r, |r| <= ~1/2, from
 // x log2 e carried in two doubles. For |x| <= 709.8; ExpFullF64 scales by 2^n.
 template <class Ops, class V>

@@ -8,7 +8,21 @@
 #include <hwy/highway.h>
 
 #include "kernels/det_math.h"
+#include "kernels/exp_f64.h"
 #include "kernels/f64_vec-inl.h"
+
+#ifndef BD_KERNELS_SCALED_EXP_ONCE_
+#define BD_KERNELS_SCALED_EXP_ONCE_
+namespace bd {
+// One element of ScaledExpF64 (l as a double): ExpF64 inside [-700, 700],
+// where the lanes compute the same bits, ExpFullF64 beyond (denormal p at a
+// low temperature, where ExpF64 would flush them to 0).
+inline double ScaledExpOne(double l, double m, double t, double z) {
+  const double x = (l - m) / t;
+  return (x >= -700.0 && x <= 700.0 ? ExpF64(x) : ExpFullF64(x)) / z;
+}
+}  // namespace bd
+#endif
 
 HWY_BEFORE_NAMESPACE();
 namespace bd {
@@ -17,10 +31,10 @@ namespace det_simd {
 #include "kernels/det_math_generic-inl.h"  // per target, for F64
 }  // namespace det_simd
 
-// Vectors whose arguments all lie in [-700, 700] take the SIMD path: there
-// ExpFullF64's ScaleByPow2 is an exact multiplication by a normal 2^n, which
-// Pow2Of builds from bits. Anything else (a low temperature, huge logit
-// spreads) goes through ExpFullF64 itself, element by element.
+// ExpF64's formula (det_math's ExpCodyWaiteT) on float64 lanes for vectors
+// whose arguments all lie in [-700, 700]; anything else (a low temperature,
+// huge logit spreads) element by element through ScaledExpOne, which gives
+// the same bits in that range and ExpFullF64's beyond it.
 void ScaledExpF64Impl(const float* logits, size_t n, float max, double t, double z,
                       double* out) {
   constexpr size_t N = F64::kLanes;
@@ -33,17 +47,17 @@ void ScaledExpF64Impl(const float* logits, size_t n, float max, double t, double
     bool in_range = true;
     for (size_t j = 0; j < N; ++j) in_range &= out[i + j] >= lo && out[i + j] <= hi;
     if (!in_range) {
-      for (size_t j = 0; j < N; ++j) out[i + j] = ExpFullF64((out[i + j] - m) / t) / z;
+      for (size_t j = 0; j < N; ++j) out[i + j] = ScaledExpOne(out[i + j], m, t, z);
       continue;
     }
     // x / 1 is x: at the default temperature the division is skipped (the same bits).
     const F64::V shifted = F64::Sub(F64::Load(out + i), F64::Set(m));
     const F64::V x = t == 1.0 ? shifted : F64::Div(shifted, F64::Set(t));
     F64::V e;
-    const F64::V v = det_simd::ExpSplitT<F64>(x, &e);
+    const F64::V v = det_simd::ExpCodyWaiteT<F64>(x, &e);
     F64::Store(F64::Div(F64::Mul(v, F64::Pow2Of(e)), F64::Set(z)), out + i);
   }
-  for (; i < n; ++i) out[i] = ExpFullF64((out[i] - m) / t) / z;
+  for (; i < n; ++i) out[i] = ScaledExpOne(out[i], m, t, z);
 }
 
 }  // namespace HWY_NAMESPACE

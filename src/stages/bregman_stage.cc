@@ -62,10 +62,10 @@ class CandidateProbs final : public SortedProbs {
       if (ws_.prefix_p.size() < avail) ws_.prefix_p.resize(std::max(avail, 2 * ws_.prefix_p.size()));
       // Convert only what was asked for (each entry's conversion is its
       // own, so converting in pieces gives the same bits): the sorted
-      // prefix can be several times longer, and a double-double exp per entry is a
-      // sixth of a large-k decode. ExpFullF64's bits (not ExpF64: at a low
-      // temperature the argument goes below -708, where ExpF64 flushes to 0
-      // and the solver would see other p).
+      // prefix can be several times longer, and an exp per entry is a
+      // noticeable part of a large-k decode. ScaledExpF64 keeps denormal p
+      // at a low temperature (ExpFullF64 past |x| = 700, where ExpF64
+      // alone would flush them to 0 and the solver would see other p).
       ScaledExpF64(c_.logits + converted_, need - converted_, max_, c_.temperature, z_,
                    ws_.prefix_p.data() + converted_);
       converted_ = need;
