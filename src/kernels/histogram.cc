@@ -130,6 +130,55 @@ void DistanceHistogram(const float* v, const float* e, size_t n, float center, f
       mass, count);
 }
 
+void DistanceHistogramOf(const int32_t* ids, const float* vals, size_t m, const float* e,
+                         float center, float inv_width, uint32_t limit, double* mass,
+                         uint32_t* count) {
+  for (uint32_t j = 0; j < limit; ++j) {
+    mass[j] = 0.0;
+    count[j] = 0;
+  }
+  constexpr size_t kChunk = 1024;
+  uint32_t bucket[kChunk];
+  for (size_t begin = 0; begin < m; begin += kChunk) {
+    const size_t len = m - begin < kChunk ? m - begin : kChunk;
+    DistanceBucketIndices(vals + begin, len, center, inv_width, bucket);
+    const int32_t* id = ids + begin;
+    for (size_t i = 0; i < len; ++i) {
+      mass[bucket[i]] += e[id[i]];
+      ++count[bucket[i]];
+    }
+  }
+}
+
+void DistanceBucketBand(float center, float inv_width, uint32_t limit, float* lo, float* hi) {
+  const float bound = static_cast<float>(limit);
+  // The kernel's coordinate, as its scalar tail computes it.
+  auto inside = [&](float x) { return std::fabs(x - center) * inv_width < bound; };
+  // Lowest v <= center inside (false ... true as v rises to the centre).
+  uint32_t out = OrderedBits(-FLT_MAX), in = OrderedBits(center);
+  if (inside(-FLT_MAX)) {
+    *lo = -FLT_MAX;
+  } else {
+    while (in - out > 1) {
+      const uint32_t mid = out + (in - out) / 2;
+      (inside(FromOrderedBits(mid)) ? in : out) = mid;
+    }
+    *lo = FromOrderedBits(in);
+  }
+  // Highest v >= center inside (true ... false as v rises).
+  in = OrderedBits(center);
+  out = OrderedBits(FLT_MAX);
+  if (inside(FLT_MAX)) {
+    *hi = FLT_MAX;
+  } else {
+    while (out - in > 1) {
+      const uint32_t mid = in + (out - in) / 2;
+      (inside(FromOrderedBits(mid)) ? in : out) = mid;
+    }
+    *hi = FromOrderedBits(in);
+  }
+}
+
 float BucketThreshold(float max, float inv_width, uint32_t k) {
   const float bound = static_cast<float>(k);
   // Bisection over the float order on [-FLT_MAX, max]: the coordinate is

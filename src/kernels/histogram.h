@@ -29,6 +29,20 @@ void DistanceBucketIndices(const float* v, size_t n, float center, float inv_wid
 void DistanceHistogram(const float* v, const float* e, size_t n, float center, float inv_width,
                        double* mass, uint32_t* count);
 
+// The values v whose distance bucket (as DistanceBucketIndices assigns it) is
+// below limit (1 <= limit < kMassBuckets): the float interval [*lo, *hi]
+// (the coordinate falls toward the centre and grows past it).
+void DistanceBucketBand(float center, float inv_width, uint32_t limit, float* lo, float* hi);
+
+// DistanceHistogram's buckets below `limit` from the entries ids[0..m) of v
+// (ascending, their values in vals; every one in a bucket below limit, as
+// a gather of DistanceBucketBand's interval gives them) with weights e[id]:
+// the same sums as DistanceHistogram's for those buckets (each bucket's
+// entries added in index order). Buckets from limit on are left as they were.
+void DistanceHistogramOf(const int32_t* ids, const float* vals, size_t m, const float* e,
+                         float center, float inv_width, uint32_t limit, double* mass,
+                         uint32_t* count);
+
 // The smallest float v with (max - v) * inv_width < k (computed exactly as the
 // histogram does), so {entries with bucket < k} = {v >= it}. 1 <= k.
 float BucketThreshold(float max, float inv_width, uint32_t k);

@@ -46,6 +46,15 @@ size_t TopPPrefilterHitsForTesting();
 // and classify every candidate); the hits count the band path's successes.
 void SetTypicalRowBandsForTesting(bool on);
 size_t TypicalRowBandsHitsForTesting();
+// Typical's first bracket from a histogram of a sampled distance band
+// (default on; off: of every candidate), and how often the band held the
+// walk's stop (hits) or fell short (misses: completed by the full histogram).
+void SetTypicalHistogramBandsForTesting(bool on);
+size_t TypicalHistogramBandHitsForTesting();
+size_t TypicalHistogramBandMissesForTesting();
+// A fixed band limit bucket instead of the sampled one (0: sampled), to
+// exercise the bands that fall short.
+void SetTypicalHistogramBandLimitForTesting(uint32_t limit);
 
 // Keeps p_i >= min_p * p_max, i.e. logit_i >= max + T log(min_p) (llama.cpp),
 // and at least min_keep.

@@ -105,11 +105,83 @@ FloatBand BandWithin(double center, double r) {
 
 bool g_row_bands = true;  // SetTypicalRowBandsForTesting
 thread_local size_t g_row_band_hits = 0;  // per thread: decoders on other threads count apart
+bool g_histogram_bands = true;  // SetTypicalHistogramBandsForTesting
+uint32_t g_histogram_band_limit = 0;  // SetTypicalHistogramBandLimitForTesting
+thread_local size_t g_histogram_band_hits = 0;
+thread_local size_t g_histogram_band_misses = 0;
+
+// The distance histogram's first bracket needs only the buckets up to the
+// walk's stop, and on an LLM-shaped row the typical set is a few percent of
+// the vocabulary: a gather of a band that most likely holds the stop (a
+// narrow-band SIMD gather) and a histogram of its tokens alone cost far less
+// than the scalar scatter of every token. The band comes from a sample of
+// the candidates (kSampleRuns runs of kSampleRun consecutive ones, evenly
+// spread: cheaper to read than a stride), from outside in: the mass beyond
+// the typical set is a tail of many light tokens (an LLM-shaped row's floor
+// far below the centre), which a sample estimates well where it would not
+// the heavy head inside. The bin where the sampled tail, scaled to the
+// candidates, passes (1 - p) z holds the stop; the band takes a quarter
+// more of the sampled candidates beyond it, and a bin. kMassBuckets (no
+// band) when that band holds more than kBandShare of the sample (a flat row,
+// a large p), where the gather would cost about what it saves. A band that
+// falls short of the stop is completed by the full histogram (the same
+// sums), so a poor sample costs time only.
+constexpr size_t kSampleRuns = 16;
+constexpr size_t kSampleRun = 256;
+constexpr double kBandShare = 0.15;
+uint32_t SampledBandLimit(const Span& s, const float* e, float center, float inv_width,
+                          double p, double z) {
+  constexpr uint32_t kFine = 8;  // buckets per bin
+  constexpr uint32_t kBins = kMassBuckets / kFine;
+  double mass[kBins] = {};
+  uint32_t count[kBins] = {};
+  size_t sampled = 0;
+  for (size_t run = 0; run < kSampleRuns; ++run) {
+    const size_t begin = run * (s.len / kSampleRuns);
+    const size_t end = std::min(s.len, begin + kSampleRun);
+    for (size_t i = begin; i < end; ++i) {
+      const float x = std::fabs(s.v[i] - center) * inv_width;
+      const uint32_t bin = (x < static_cast<float>(kMassBuckets - 1)
+                                ? static_cast<uint32_t>(x)
+                                : static_cast<uint32_t>(kMassBuckets - 1)) /
+                           kFine;
+      mass[bin] += e[i];
+      ++count[bin];
+    }
+    sampled += end - begin;
+  }
+  // The stop's bin, from outside in.
+  const double scale = static_cast<double>(s.len) / static_cast<double>(sampled);
+  const double outside_max = (1.0 - p) * z;
+  double outside = 0.0;
+  uint32_t stop = kBins - 1;
+  for (; stop > 0; --stop) {
+    if (outside + mass[stop] * scale > outside_max) break;
+    outside += mass[stop] * scale;
+  }
+  size_t within = 0;
+  for (uint32_t b = 0; b <= stop; ++b) within += count[b];
+  // Past it by a quarter more candidates (the distance density can be
+  // steep there) and a little.
+  const double budget = 1.25 * static_cast<double>(within) + 0.005 * static_cast<double>(sampled);
+  uint32_t last = stop;
+  while (last + 1 < kBins && static_cast<double>(within + count[last + 1]) <= budget) {
+    within += count[++last];
+  }
+  const uint32_t limit = (last + 2) * kFine;  // one bin more
+  if (limit >= kMassBuckets) return kMassBuckets;
+  if (static_cast<double>(within) > kBandShare * static_cast<double>(sampled)) return kMassBuckets;
+  return limit;
+}
 
 }  // namespace
 
 void SetTypicalRowBandsForTesting(bool on) { g_row_bands = on; }
 size_t TypicalRowBandsHitsForTesting() { return g_row_band_hits; }
+void SetTypicalHistogramBandsForTesting(bool on) { g_histogram_bands = on; }
+size_t TypicalHistogramBandHitsForTesting() { return g_histogram_band_hits; }
+size_t TypicalHistogramBandMissesForTesting() { return g_histogram_band_misses; }
+void SetTypicalHistogramBandLimitForTesting(uint32_t limit) { g_histogram_band_limit = limit; }
 
 namespace {
 
@@ -260,9 +332,28 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
         const double slack = 1e-6 * (std::fabs(center) + reach);
         double* mass = ws.hist_mass.data();
         uint32_t* in_bucket = ws.hist_count.data();
-        DistanceHistogram(s.v, e, s.len, static_cast<float>(center), inv_width, mass, in_bucket);
+        const float center_f = static_cast<float>(center);
+        // Buckets [0, valid) hold the full histogram's sums.
+        uint32_t valid = !g_histogram_bands          ? static_cast<uint32_t>(kMassBuckets)
+                         : g_histogram_band_limit > 0 ? g_histogram_band_limit
+                                                      : SampledBandLimit(s, e, center_f, inv_width,
+                                                                         p.p, z);
+        if (valid < kMassBuckets) {
+          float band_lo, band_hi;
+          DistanceBucketBand(center_f, inv_width, valid, &band_lo, &band_hi);
+          const size_t m = GatherInRange(s.v, s.len, band_lo, std::nextafter(band_hi, INFINITY),
+                                         g_idx, g_val, c.truncated ? nullptr : RowBlocks(c));
+          DistanceHistogramOf(g_idx, g_val, m, e, center_f, inv_width, valid, mass, in_bucket);
+        } else {
+          DistanceHistogram(s.v, e, s.len, center_f, inv_width, mass, in_bucket);
+        }
         BandTotals prefix{0, 0.0};
         for (size_t k = 0; k + 1 < kMassBuckets; ++k) {
+          if (k == valid) {  // the band fell short of the stop: every bucket
+            ++g_histogram_band_misses;
+            DistanceHistogram(s.v, e, s.len, center_f, inv_width, mass, in_bucket);
+            valid = kMassBuckets;
+          }
           const double edge = static_cast<double>(k) * width - slack;
           if (edge > a && short_of(prefix)) {
             a = edge;
@@ -276,6 +367,7 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
             break;
           }
         }
+        if (valid < kMassBuckets) ++g_histogram_band_hits;
       } else {
         for (double step = 0.25 * temp; step < 1e30; step *= 4.0) {
           const BandTotals t = probe.At(base + step);

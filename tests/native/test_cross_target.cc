@@ -22,6 +22,7 @@
 #include "decoder.h"
 #include "kernels/blocks.h"
 #include "kernels/exp_f64.h"
+#include "kernels/histogram.h"
 #include "kernels/moments.h"
 #include "kernels/row_scan.h"
 #include "kernels/threshold.h"
@@ -495,6 +496,65 @@ TEST_CASE("every target: ScaledExpF64 gives ExpF64's bits (ExpFullF64's past |x|
     }
   });
   MESSAGE(checked << " values checked");
+  CHECK(mismatches == 0);
+}
+
+TEST_CASE("every target: a distance band's histogram is DistanceHistogram's below its limit, bit for bit") {
+  // DistanceBucketBand's interval holds exactly the values whose bucket is
+  // below the limit (checked on every value of the row, -inf and the band's
+  // edges included), and DistanceHistogramOf over that interval's gather
+  // gives DistanceHistogram's mass and count bits for those buckets (the
+  // buckets from the limit on untouched).
+  std::vector<float> row(70001);
+  std::mt19937_64 rng(31);
+  std::normal_distribution<double> g(0.0, 1.5);
+  for (float& x : row) x = static_cast<float>(g(rng));
+  for (size_t i = 0; i < row.size(); i += 97) row[i] = -INFINITY;
+  std::vector<float> e(row.size());
+  for (size_t i = 0; i < row.size(); ++i) e[i] = std::exp(row[i] - 6.0f);
+  std::vector<double> mass(bd::kMassBuckets), band_mass(bd::kMassBuckets);
+  std::vector<uint32_t> count(bd::kMassBuckets), band_count(bd::kMassBuckets);
+  std::vector<int32_t> ids(row.size() + bd::kCompressSlack);
+  std::vector<float> vals(row.size() + bd::kCompressSlack);
+  std::vector<uint32_t> bucket(row.size());
+  size_t mismatches = 0, checked = 0;
+  ForEachTarget([&] {
+    for (float center : {0.3f, -2.0f, 5.5f}) {
+      const float inv_width = 4096.0f / 20.0f;
+      bd::DistanceHistogram(row.data(), e.data(), row.size(), center, inv_width, mass.data(),
+                            count.data());
+      bd::DistanceBucketIndices(row.data(), row.size(), center, inv_width, bucket.data());
+      for (uint32_t limit : {1u, 37u, 512u, 4095u}) {
+        float lo, hi;
+        bd::DistanceBucketBand(center, inv_width, limit, &lo, &hi);
+        for (size_t i = 0; i < row.size(); ++i) {
+          mismatches += (bucket[i] < limit) != (row[i] >= lo && row[i] <= hi);
+        }
+        // The edges: inside, and the next floors out.
+        const float edges[4] = {lo, hi, std::nextafter(lo, -INFINITY), std::nextafter(hi, INFINITY)};
+        uint32_t edge_bucket[4];
+        bd::DistanceBucketIndices(edges, 4, center, inv_width, edge_bucket);
+        mismatches += !(edge_bucket[0] < limit && edge_bucket[1] < limit);
+        mismatches += !(edge_bucket[2] >= limit && edge_bucket[3] >= limit);
+        std::fill(band_mass.begin(), band_mass.end(), -1.0);
+        std::fill(band_count.begin(), band_count.end(), 7u);
+        const size_t m = bd::GatherInRange(row.data(), row.size(), lo, std::nextafter(hi, INFINITY),
+                                           ids.data(), vals.data());
+        bd::DistanceHistogramOf(ids.data(), vals.data(), m, e.data(), center, inv_width, limit,
+                                band_mass.data(), band_count.data());
+        for (uint32_t j = 0; j < bd::kMassBuckets; ++j) {
+          if (j < limit) {
+            mismatches += std::memcmp(&mass[j], &band_mass[j], sizeof(double)) != 0;
+            mismatches += count[j] != band_count[j];
+          } else {
+            mismatches += band_mass[j] != -1.0 || band_count[j] != 7u;
+          }
+          ++checked;
+        }
+      }
+    }
+  });
+  MESSAGE(checked << " buckets checked");
   CHECK(mismatches == 0);
 }
 

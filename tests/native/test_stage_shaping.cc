@@ -776,3 +776,77 @@ TEST_CASE("mirostat v2: random rows match the float64 reference") {
   Report("mirostat", t);
   CHECK(t.ambiguous + t.float_ambiguous <= t.cases / 50);
 }
+
+TEST_CASE("typical: the histogram of a sampled distance band gives the full histogram's cut") {
+  // The first bracket's histogram covers only a band around the centre that
+  // a sample of the candidates says holds the stop; where it falls short the full
+  // histogram completes it. Either way the buckets read are the full
+  // histogram's sums, so the kept tokens and their probabilities must be
+  // the same bits as without the band. Rows: LLM-shaped as the bench's (a
+  // Gaussian floor with a Zipf head: the band holds the stop), the same with
+  // the sample's positions (16 runs of 256 candidates, evenly spread) raised
+  // to just outside the typical set (the sample overstates the tail's mass,
+  // which the band's margin absorbs), and flat (the band
+  // would hold too much of the row: the full histogram at once); on the row
+  // and on a list. A band fixed far too short (16 buckets) checks the
+  // completion on every row.
+  std::mt19937_64 rng(907);
+  std::normal_distribution<double> g(0.0, 1.0);
+  struct Row {
+    std::vector<float> v;
+    bool list;
+  };
+  std::vector<Row> rows;
+  for (size_t v : {size_t{70000}, size_t{262144}}) {
+    for (int shape = 0; shape < 3; ++shape) {
+      std::vector<float> row(v);
+      for (float& x : row) x = static_cast<float>((shape == 2 ? 1.0 : 1.5) * g(rng));
+      if (shape < 2) {
+        for (size_t r = 0; r < 1000; ++r) {
+          row[rng() % v] = static_cast<float>(12.0 - 1.1 * std::log(r + 1.0));
+        }
+      }
+      if (shape == 1) {
+        for (size_t run = 0; run < 16; ++run) {
+          for (size_t i = run * (v / 16); i < run * (v / 16) + 256; ++i) row[i] = 2.5f;
+        }
+      }
+      rows.push_back({row, false});
+      rows.push_back({row, true});
+    }
+  }
+  int cases = 0, same = 0;
+  const size_t hits0 = bd::TypicalHistogramBandHitsForTesting();
+  const size_t misses0 = bd::TypicalHistogramBandMissesForTesting();
+  for (const Row& row : rows) {
+    for (float p : {0.5f, 0.9f, 0.99f}) {
+      for (double temp : {1.0, 0.7}) {
+       for (uint32_t forced : {0u, 16u}) {  // the sampled limit; a band far too short
+        ref::Dist by[2];
+        bd::SetTypicalHistogramBandLimitForTesting(forced);
+        for (int band = 0; band < 2; ++band) {
+          bd::SetTypicalHistogramBandsForTesting(band == 1);
+          Shaper sh;
+          bd::Candidates c = sh.Make(row.v);
+          // A list: all but the 7 lowest tokens.
+          if (row.list) bd::ApplyTopK(c, row.v.size() - 7, sh.ws);
+          if (temp != 1.0) bd::ApplyTemperature(c, static_cast<float>(temp));
+          bd::ApplyTypical(c, bd::TypicalParams{p, 1}, sh.ws, sh.ctx);
+          by[band] = sh.Finish(c);
+        }
+        bd::SetTypicalHistogramBandsForTesting(true);
+        bd::SetTypicalHistogramBandLimitForTesting(0);
+        ++cases;
+        same += by[0].ids == by[1].ids && by[0].probs == by[1].probs;
+       }
+      }
+    }
+  }
+  const size_t hits = bd::TypicalHistogramBandHitsForTesting() - hits0;
+  const size_t misses = bd::TypicalHistogramBandMissesForTesting() - misses0;
+  MESSAGE(same << " of " << cases << " cases identical; band histograms " << hits << " held the stop, "
+               << misses << " fell short");
+  CHECK(same == cases);
+  CHECK(hits > 0);
+  CHECK(misses > 0);
+}
