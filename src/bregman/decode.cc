@@ -392,8 +392,10 @@ class PerK {
                                                      static_cast<double>(below2->k))));
         // A probe that may stop on a bound starts low: a gallop's probes
         // short of the answer (sigma above lambda) then settle on the first
-        // evaluation's lower bound on nu.
+        // evaluation's lower bound on nu. The start is an extrapolation:
+        // its first evaluations may be rough.
         if (nu.settle != nullptr) nu.start *= kLowStart;
+        nu.far_start = true;
       }
     }
     // The neighbours' Newton constant (nu's equation changes little from

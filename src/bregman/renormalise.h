@@ -83,6 +83,9 @@ struct Multiplier {
   // in: start is this support's nu already (a probe priced again): the
   // solver applies it without a Newton step.
   bool known = false;
+  // in: start may be far from the root (a gallop's extrapolation): the
+  // solver's first evaluations may be rough (SolveMultiplier).
+  bool far_start = false;
   // out: the Newton evaluations the solve made, and how many of them were
   // exact passes over the support (the others: its sketch's nodes).
   int evaluations = 0;
@@ -342,10 +345,17 @@ constexpr double kShortAnchorStep = 1e-3;
 // hint's anchor (caller's powers only: the anchor reads them past k), its
 // bounds and start, else guess().
 // A known hint is applied without an evaluation. Fills the hint's outputs.
-// sums_over(from, to, nu, init, &sum, &slope, sketched): sum = init + the
-// increments q - p over p[from..to), slope = the sum of dq/dnu there;
-// sketched allows the support's sketch (whole supports only); it returns
-// whether the sums are exact.
+// sums_over(from, to, nu, init, &sum, &slope, sketched, rough): sum = init +
+// the increments q - p over p[from..to), slope = the sum of dq/dnu there;
+// sketched allows the support's sketch (whole supports only); rough allows
+// the map's short form, each increment within rough_error of its own
+// (relative; rough_error 0: the map has none); it returns whether the sums
+// are exact (no block summed on its nodes).
+//
+// A solve that may start far from its root (a cold one, or a gallop's probe
+// from an extrapolated start, Multiplier::far_start) evaluates roughly
+// while Newton's steps are large (SafeguardedNewton's rough evaluations,
+// half the work each), and exactly from there on.
 //
 // Every evaluation of the whole support runs on its sketch (SupportSketch:
 // the blocks before the one holding k - 1 as 8 quadrature nodes each, the
@@ -359,18 +369,23 @@ constexpr double kShortAnchorStep = 1e-3;
 // bits whatever came before it.
 template <class SumsOver, class Guess>
 double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& sums_over,
-                       const Guess& guess, double floor, double hi, Multiplier* hint) {
+                       const Guess& guess, double floor, double hi, double rough_error,
+                       Multiplier* hint) {
   double last_slope = 0.0;
   int evaluations = 0, exact_evaluations = 0;
   // |Newton step| of the first evaluation (at the start).
   double first_step = -1.0;
-  auto eval = [&](double nu, double* f, double* df) {
+  auto eval = [&](double nu, double* f, double* df, bool rough, double* f_error) {
     double sum = 0.0, slope = 0.0;
     ++evaluations;
-    exact_evaluations += sums_over(0, k, nu, -rem, &sum, &slope, true);
+    rough = rough && rough_error > 0.0;
+    exact_evaluations += sums_over(0, k, nu, -rem, &sum, &slope, true, rough);
     last_slope = slope;
     *f = Log1pF64(sum);
     *df = slope / (1.0 + sum);
+    // The increments (>= 0) sum to sum + rem: sum, and log1p's argument,
+    // move by at most rough_error of that (twice, for the roundings).
+    *f_error = rough ? 2.0 * rough_error * (std::fabs(sum) + rem) / (1.0 + sum) : 0.0;
     if (first_step < 0.0) first_step = std::fabs(*f) / *df;
   };
   Multiplier anchored;
@@ -380,7 +395,7 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
           ? 0.0
           : AnchoredStart(hint, k, [&](size_t from, size_t to, double nu, double* mass,
                                        double* slope) {
-              sums_over(from, to, nu, SupportMass(p + from, to - from), mass, slope, false);
+              sums_over(from, to, nu, SupportMass(p + from, to - from), mass, slope, false, false);
             });
   if (from_anchor > 0.0) {
     anchored = *hint;
@@ -409,14 +424,14 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
   auto settled = [&](double x, double f, double df) {
     if (hint == nullptr || hint->settle == nullptr || !(f == f)) return false;
     double incr = 0.0, unused = 0.0;
-    sums_over(k - 1, k, x, 0.0, &incr, &unused, false);
+    sums_over(k - 1, k, x, 0.0, &incr, &unused, false, false);
     const bool upper = f > 0.0;  // sum q > 1 at x: the root is below x
     if (!hint->settle->decided(hint->settle->ctx, x, p[k - 1] + incr, upper, false)) return false;
     hint->settled = true;
     hint->settled_upper = upper;
     const double next = x - f / df;
     hint->estimate_nu = next > lo && next < hi ? next : x;
-    sums_over(k - 1, k, hint->estimate_nu, 0.0, &incr, &unused, false);
+    sums_over(k - 1, k, hint->estimate_nu, 0.0, &incr, &unused, false, false);
     hint->estimate_q_last = p[k - 1] + incr;
     return true;
   };
@@ -451,7 +466,7 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
                                  : (upper ? hint->upper : hint->lower);
       if (!(bound > 0.0) || (tight && !(bound > lo && bound < hi))) continue;
       double incr = 0.0, unused = 0.0;
-      sums_over(k - 1, k, bound, 0.0, &incr, &unused, false);
+      sums_over(k - 1, k, bound, 0.0, &incr, &unused, false, false);
       if (!hint->settle->decided(hint->settle->ctx, bound, p[k - 1] + incr, upper, tight)) {
         continue;
       }
@@ -459,7 +474,7 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
       hint->settled_upper = upper;
       hint->settled_by_estimate = tight;
       hint->estimate_nu = nu0;
-      sums_over(k - 1, k, nu0, 0.0, &incr, &unused, false);
+      sums_over(k - 1, k, nu0, 0.0, &incr, &unused, false, false);
       hint->estimate_q_last = p[k - 1] + incr;
       hint->value = bound;
       hint->curvature = 0.0;  // none measured
@@ -470,7 +485,9 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
   }
   double nu =
       known ? nu0
-            : SafeguardedNewton(eval, lo, hi, nu0, &curvature, 1e-12, 200, settled, cold);
+            : SafeguardedNewton(eval, lo, hi, nu0, &curvature, 1e-12, 200, settled, cold,
+                                (cold || (hint != nullptr && hint->far_start)) &&
+                                    !anchored_start);
   if (hint != nullptr) {
     hint->value = nu;
     hint->curvature = curvature;

@@ -112,11 +112,11 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
   // sketched: the support's sketch (SupportSketch::kError).
   SupportSketch& sketch = *SketchFor(false, alpha, p, k, hint);
   auto sums_over = [&](size_t from, size_t to, double nu, double init, double* sum_out,
-                       double* slope_out, bool sketched) {
+                       double* slope_out, bool sketched, bool rough) {
     const double nu_root = PowAlpha(nu, 1.0 / b);
     auto sum = [&](const double* pp, const double* pw, size_t n, const double* weight) {
       return algebraic ? SumSupportMap(vector_map, pp, pw, n, nu, weight)
-                       : SumDualPowerMap(pp, pw, n, alpha, nu, nu_root, weight);
+                       : SumDualPowerMap(pp, pw, n, alpha, nu, nu_root, weight, rough);
     };
     return SumsOverSupport(sketch, p, p_pow, k, from, to, init, sketched, sum, sum_out, slope_out);
   };
@@ -131,7 +131,7 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
             [&](size_t i) { return p_pow[i]; });
         return slope_at_zero > 0.0 ? rem / slope_at_zero : 0.0;
       },
-      MultiplierFloor(false, alpha, rem, k), 1.0, hint);
+      MultiplierFloor(false, alpha, rem, k), 1.0, algebraic ? 0.0 : kDualRoughError, hint);
 
   const double nu_root = PowAlpha(nu, 1.0 / b);
   auto apply = [&](const double* pp, const double* pw, size_t n, double* qq, bool price) {

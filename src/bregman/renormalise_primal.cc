@@ -132,8 +132,9 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   // Over p[from..to): *sum = init + sum of the increments q - p, *slope =
   // sum of dq/dnu (tokens with p^b = 0 gain (b nu)^{1/b}).
   // sketched: the support's sketch (SupportSketch::kError).
+  // (No short form of the primal maps: rough requests are evaluated exactly.)
   auto sums_over = [&](size_t from, size_t to, double nu, double init, double* sum_out,
-                       double* slope_out, bool sketched) {
+                       double* slope_out, bool sketched, bool /*rough*/) {
     const double shift = Shift(nu);  // q^b - p^b
     // Other alphas: q/p - 1 = (1 + x)^{1/b} - 1 = expm1(log1p(x) / b), x = s / p^b,
     // on float64 lanes; tokens with p^b = 0 gain (b nu)^{1/b} each.
@@ -153,7 +154,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
         const double slope = slope_at_zero();
         return slope > 0.0 ? rem / slope : 0.0;
       },
-      MultiplierFloor(true, alpha, rem, k), hi, hint);
+      MultiplierFloor(true, alpha, rem, k), hi, 0.0, hint);
 
   const double shift = Shift(nu);
   const double zero_mass = !vectorised && b > 0.0 ? PowAlpha(shift, 1.0 / b) : 0.0;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <type_traits>
 
 #include "kernels/det_math.h"
 
@@ -54,37 +55,80 @@ inline thread_local size_t g_newton_exhausted = 0;
 // at x itself (a caller that needs only which side of some x the root lies
 // on: f > 0 puts it below x, f < 0 above).
 //
+// rough_start: the start may be far from the root, and eval may then
+// approximate. eval(x, &f, &df, rough, &f_error) (the 5-argument form) is
+// asked for a rough evaluation at the start when rough_start, and after each
+// step above kRoughStepFrom |x| until the first exact one; it writes
+// f_error > 0 when it approximated (|f - f(x)| <= f_error), else 0. A rough
+// evaluation moves the bracket only where its sign is sure (|f| > f_error;
+// otherwise the next one is exact), settles only then too, and never ends
+// the iteration: its step only brings the exact evaluations near the root.
+// Two rough Newton steps in a row measure Newton's constant (while their
+// steps stand well above the rough error), which lets the first exact
+// evaluation stop on its own predicted error, with a margin (a cold
+// multiplier solve of the general dual: four rough evaluations at half the
+// cost and one exact, where it took five exact ones).
+//
 struct NeverSettled {
   bool operator()(double, double, double) const { return false; }
 };
+
+// eval(x, &f, &df) or eval(x, &f, &df, rough, &f_error) (see above).
+template <class Eval>
+inline void EvaluateAt(const Eval& eval, double x, bool rough, double* f, double* df,
+                       double* f_error) {
+  *f_error = 0.0;
+  if constexpr (std::is_invocable_v<const Eval&, double, double*, double*, bool, double*>) {
+    eval(x, f, df, rough, f_error);
+  } else {
+    (void)rough;
+    eval(x, f, df);
+  }
+}
 template <class Eval, class Settled = NeverSettled>
 double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
                          double* curvature = nullptr, double newton_tol = 1e-12,
                          int max_iter = 200, const Settled& settled = Settled(),
-                         bool power_steps = false) {
+                         bool power_steps = false, bool rough_start = false) {
   constexpr double kBracketTol = 4.4e-16;
   constexpr double kPredictedTol = 1e-15;
   constexpr double kPowerStepFrom = 1e-3;
+  // Rough evaluations while the last step exceeds this (relative): the
+  // first exact one then lands within ~c 1e-4 of the root.
+  constexpr double kRoughStepFrom = 1e-2;
+  // The margin on Newton's constant measured by rough steps, for the first
+  // exact evaluation's predicted stop.
+  constexpr double kRoughCurvatureMargin = 10.0;
   const double c_hint = curvature != nullptr ? *curvature : 0.0;
   if (curvature != nullptr) *curvature = 0.0;
   double x = x0;
   double step_before_last = hi - lo;
   double last_step = step_before_last;
-  double last_newton = 0.0;  // |the previous step| when it was Newton's, else 0
-  bool first = true;         // the first evaluation
+  double last_newton = 0.0;  // |the previous step| when it was an exact Newton step, else 0
+  bool last_was_newton = false;  // the previous step was Newton's (exact or rough)
+  bool first = true;         // the first exact evaluation
   double last_f = HUGE_VAL;  // f at the last evaluation
   double last_x = 0.0, last_df = 0.0;  // where it was, and f' there
+  bool rough = rough_start;  // (until the first exact evaluation)
+  double last_rough = 0.0;   // |the previous step| when it was a rough Newton step, else 0
+  double rough_c = 0.0;      // Newton's constant measured by two rough steps (0: none)
   for (int it = 0; it < max_iter; ++it) {
-    double f = 0.0, df = 0.0;
-    eval(x, &f, &df);
-    if (f == 0.0 || settled(x, f, df)) return x;
-    if (f < 0.0) {
+    double f = 0.0, df = 0.0, f_error = 0.0;
+    EvaluateAt(eval, x, rough, &f, &df, &f_error);
+    const bool approximate = f_error > 0.0;
+    const bool sure = !approximate || std::fabs(f) > f_error;  // of f's sign
+    if (sure && (f == 0.0 || settled(x, f, df))) return x;
+    if (!sure) {
+      // (A rough f within its error of 0: take its small step without
+      // moving the bracket; the next evaluation is exact.)
+    } else if (f < 0.0) {
       lo = x;
     } else {
       hi = x;
     }
     const double step = f / df;
-    if (std::fabs(step) <= newton_tol * std::fabs(x)) return x - step;
+    if (!approximate && std::fabs(step) <= newton_tol * std::fabs(x)) return x - step;
+    rough = approximate && sure && std::fabs(step) > kRoughStepFrom * std::fabs(x);
     double next = x - step;
     // NaN (from an infinite f or df) fails every comparison: bisect.
     // Newton's step is taken inside the bracket when it shrinks fast enough
@@ -95,7 +139,19 @@ double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
     const bool newton_ok = next > lo && next < hi &&
                            (std::fabs(2.0 * f) <= std::fabs(step_before_last * df) ||
                             std::fabs(2.0 * f) <= std::fabs(last_f));
-    if (newton_ok && last_newton > 0.0 && std::fabs(step) <= 1e-3 * last_newton) {
+    if (approximate) {
+      // No stop from a rough evaluation; its steps measure Newton's
+      // constant for the first exact one (a step far below the rough
+      // error's would measure the error instead).
+      if (newton_ok && last_rough > 0.0 && std::fabs(step) <= 1e-1 * last_rough &&
+          std::fabs(step) > 30.0 * f_error / df) {
+        rough_c = std::fabs(step) / (last_rough * last_rough);
+      }
+    } else if (newton_ok && first && rough_c > 0.0 &&
+               kRoughCurvatureMargin * rough_c * step * step <= kPredictedTol * std::fabs(x)) {
+      if (curvature != nullptr) *curvature = rough_c;
+      return next;
+    } else if (newton_ok && last_newton > 0.0 && std::fabs(step) <= 1e-3 * last_newton) {
       const double c = std::fabs(step) / (last_newton * last_newton);
       if (curvature != nullptr) *curvature = c;
       if (c * step * step <= kPredictedTol * std::fabs(x)) return next;
@@ -104,13 +160,13 @@ double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
       return next;
     }
     bool power_step = false;
-    if (power_steps && newton_ok && last_newton > 0.0 && (f < 0.0) == (last_f < 0.0) &&
+    if (power_steps && newton_ok && last_was_newton && (f < 0.0) == (last_f < 0.0) &&
         std::fabs(step) > kPowerStepFrom * std::fabs(x) && x > 0.0 && last_x > 0.0 &&
         last_df > 0.0 && x != last_x) {
       const double g = 1.0 + LogF64(df / last_df) / LogF64(x / last_x);
       const double u = -step / x;  // Newton's relative step
       double power_next = next;
-      if (g >= 0.0 && g < 1e-6) {
+      if (std::fabs(g) < 1e-6) {  // (a pure power law measures g = 0 to rounding, of either sign)
         power_next = x * ExpFullF64(u);
       } else if (g > 0.0 && g <= 4.0 && 1.0 + g * u > 0.0) {
         power_next = x * PowF64(1.0 + g * u, 1.0 / g);
@@ -120,7 +176,7 @@ double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
         power_step = true;
       }
     }
-    first = false;
+    if (!approximate) first = false;
     step_before_last = last_step;
     if (!newton_ok) {
       next = lo > 0.0 && hi > 4.0 * lo ? std::sqrt(lo) * std::sqrt(hi)
@@ -129,7 +185,9 @@ double SafeguardedNewton(const Eval& eval, double lo, double hi, double x0,
     }
     // (Quadratic convergence measures c over two Newton steps taken: after a
     // power step the error left is not Newton's.)
-    last_newton = newton_ok && !power_step ? std::fabs(step) : 0.0;
+    last_newton = newton_ok && !power_step && !approximate ? std::fabs(step) : 0.0;
+    last_was_newton = newton_ok && !power_step;
+    last_rough = newton_ok && !power_step && approximate ? std::fabs(step) : 0.0;
     last_f = f;
     last_x = x;
     last_df = df;

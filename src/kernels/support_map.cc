@@ -370,6 +370,7 @@ struct DualPowerConstants {
   double nu_root;  // nu^{1/(alpha-1)}
   double large_c;  // e^{40 (alpha-1)} (may be +inf)
   const DualStartTable* table;  // null: Halley steps from the asymptote
+  bool rough = false;  // stop at the start (see SumDualPowerMap's rough)
 };
 constexpr double kDualSmallC = 4.248354255291589e-18;  // e^-40
 constexpr int kDualMaxSteps = 60;  // 2-4 used for a in [1.001, 300]; more only as a -> 1
@@ -426,6 +427,11 @@ HWY_INLINE V DualRatio(V lc, V inv_c, V mid, const DualPowerConstants& m, V* l, 
     active = Ops::IfLess(size, Ops::Set(1e-3), Ops::Zero(), active);
   }
   const V t = ExpRoughLanes<Ops>(Ops::Min(Ops::Max(s, Ops::Set(-45.0)), Ops::Set(45.0)));
+  if (m.rough) {  // the start as it is (the table's ~3e-8; Halley's guesses ~1e-10)
+    *l = Ops::Zero();  // (no cost is priced from a rough map)
+    *w_out = Ops::Add(one, Ops::Mul(b, t));
+    return t;
+  }
   // The last step, on t (any t near the root: G is exact there).
   // log1p(t) = log u + cu / u, u + cu = 1 + t exactly.
   V u, cu;
@@ -704,8 +710,8 @@ double ApplyPrimalPowerMapImpl(const double* p, const double* a, size_t k, doubl
 
 SupportMapSums SumDualPowerMapImpl(const double* p, const double* p_pow, size_t k, double alpha,
                                    double nu, double nu_root, double large_c,
-                                   const DualStartTable* table, const double* weight) {
-  const DualPowerConstants m{alpha, nu, nu_root, large_c, table};
+                                   const DualStartTable* table, const double* weight, bool rough) {
+  const DualPowerConstants m{alpha, nu, nu_root, large_c, table, rough};
   double totals[2];
   SumF64Lanes<2>(
       k,
@@ -945,9 +951,10 @@ const DualStartTable* StartTableFor(double alpha) {
 }  // namespace
 
 SupportMapSums SumDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha,
-                               double nu, double nu_root, const double* weight) {
+                               double nu, double nu_root, const double* weight, bool rough) {
   return HWY_DYNAMIC_DISPATCH(SumDualPowerMapImpl)(p, p_pow, k, alpha, nu, nu_root,
-                                                   DualLargeC(alpha), StartTableFor(alpha), weight);
+                                                   DualLargeC(alpha), StartTableFor(alpha), weight,
+                                                   rough);
 }
 
 double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha, double nu,

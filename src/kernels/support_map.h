@@ -72,8 +72,13 @@ double ApplyPrimalPowerMap(const double* p, const double* a, size_t k, double al
 // p = 0), by Halley steps on float64 lanes (a few log1p and exp per
 // coordinate; q - p within a few ulp). Tokens with p = 0, and those whose
 // t would exceed e^40, gain nu_root = nu^{1/(alpha-1)}.
+// rough: each t from the map's start alone (the start table's cubic, or
+// Halley's guesses; about half the work), q - p within kDualRoughError of
+// the exact increment (relative), for a Newton evaluation far from its root.
+constexpr double kDualRoughError = 1e-7;
 SupportMapSums SumDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha,
-                               double nu, double nu_root, const double* weight = nullptr);
+                               double nu, double nu_root, const double* weight = nullptr,
+                               bool rough = false);
 
 // Writes q[0..k) of that map and returns sum_i d(p_i, q_i) (without price:
 // NaN, as above).

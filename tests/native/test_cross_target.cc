@@ -367,6 +367,11 @@ uint64_t PowerMapHash(const std::vector<float>& row) {
           bd::SumDualPowerMap(p.data(), a.data(), n, alpha, nu, root, weight.data());
       h.Add(r.increment);
       h.Add(r.slope);
+      // Rough (the start alone: Newton's far evaluations).
+      const bd::SupportMapSums rough =
+          bd::SumDualPowerMap(p.data(), a.data(), n, alpha, nu, root, weight.data(), true);
+      h.Add(rough.increment);
+      h.Add(rough.slope);
     }
   }
   struct Form { bool primal; double alpha; double lambdas[2]; };
@@ -395,7 +400,7 @@ uint64_t PowerMapHash(const std::vector<float>& row) {
 constexpr uint64_t kKernelHash = 5452597266628170043ull;
 constexpr uint64_t kChainHash = 5166497039261830825ull;
 constexpr uint64_t kSupportMapHash = 1309205742260689741ull;
-constexpr uint64_t kPowerMapHash = 2511457285251981431ull;
+constexpr uint64_t kPowerMapHash = 15342981065749501202ull;
 constexpr uint64_t kBoundaryHash = 7009216884854271275ull;
 
 TEST_CASE("every target: kernel outputs are bit-identical (and pinned for wasm)") {

@@ -151,3 +151,72 @@ TEST_CASE("SafeguardedNewton: power steps close a cold multiplier solve in fewer
     }
   }
 }
+
+TEST_CASE("SafeguardedNewton: rough evaluations far from the root, exact ones to finish") {
+  // The same cold multiplier shape, evaluated roughly on request (f moved
+  // by up to its stated error, of either sign: an adversarial rough map)
+  // while Newton's steps are large. The root is the exact-only solve's (to
+  // rounding: the exact evaluations finish it), no solve stops on a rough
+  // evaluation, fewer exact evaluations are made, and a rough f within its
+  // error of 0 does not move the bracket the wrong way.
+  for (const double g : {1.0 / 3.0, 0.5, 2.0 / 3.0}) {
+    for (const double b : {0.0, 0.1, 1.0}) {
+      for (const double error : {1e-8, 1e-6}) {
+        for (const double sign : {1.0, -1.0}) {
+          int exact_evals = 0, rough_evals = 0, plain_evals = 0;
+          bool last_rough = false;
+          auto shape = [=](double x, double* fx, double* dfx) {
+            const double s = std::pow(x, g) + b * x;
+            *fx = std::log(s) - std::log(3.0);
+            *dfx = (g * std::pow(x, g - 1.0) + b) / s;
+          };
+          auto plain = [&](double x, double* fx, double* dfx) {
+            ++plain_evals;
+            shape(x, fx, dfx);
+          };
+          auto rough = [&](double x, double* fx, double* dfx, bool want_rough, double* f_error) {
+            shape(x, fx, dfx);
+            last_rough = want_rough;
+            if (want_rough) {
+              ++rough_evals;
+              *fx += sign * error;  // the worst the stated error allows
+              *f_error = error;
+            } else {
+              ++exact_evals;
+            }
+          };
+          double c_plain = 0.0, c_rough = 0.0;
+          const double x0 = 1e-3;
+          const double want = SafeguardedNewton(plain, 0.0, 1e6, x0, &c_plain, 1e-12, 200,
+                                                bd::bregman_detail::NeverSettled(), true);
+          const double got = SafeguardedNewton(rough, 0.0, 1e6, x0, &c_rough, 1e-12, 200,
+                                               bd::bregman_detail::NeverSettled(), true, true);
+          CAPTURE(g);
+          CAPTURE(b);
+          CAPTURE(error);
+          CAPTURE(sign);
+          CHECK(std::fabs(got - want) <= kRootTol * want);
+          CHECK(!last_rough);  // the last evaluation was exact
+          CHECK(rough_evals >= 2);
+          CHECK(exact_evals < plain_evals);
+          CHECK(exact_evals + rough_evals <= plain_evals + 2);
+        }
+      }
+    }
+  }
+  // A rough f within its error of the root: its sign is unsure, so the
+  // bracket keeps both sides and the exact evaluations still find the root.
+  int calls = 0;
+  auto near = [&](double x, double* fx, double* dfx, bool want_rough, double* f_error) {
+    ++calls;
+    *fx = std::log(x / 2.0);
+    *dfx = 1.0 / x;
+    if (want_rough) {
+      *fx = -*fx + 1e-9;  // the wrong sign, within the error
+      *f_error = 1e-3;
+    }
+  };
+  const double x = SafeguardedNewton(near, 1.0, 4.0, 2.0 * (1.0 + 1e-4), nullptr, 1e-12, 200,
+                                     bd::bregman_detail::NeverSettled(), false, true);
+  CHECK(std::fabs(x - 2.0) <= kRootTol * 2.0);
+}

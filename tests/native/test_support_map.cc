@@ -338,6 +338,53 @@ Ref DualReference(LD a, LD p, LD nu) {
   return {q, 1 / (std::pow(q, a - 3) * ((a - 1) * q - (a - 2) * p))};
 }
 
+TEST_CASE("general dual map, rough: each increment within kDualRoughError of its definition") {
+  // The short form (the map's start alone) that Newton's far evaluations
+  // use: each term's increment and slope against the long double
+  // reference, one term at a time and as weighted sums, every alpha,
+  // multipliers over 11 decades; the sums' worst relative error is
+  // reported (and must stay inside the stated bound the solver trusts).
+  double worst = 0.0, worst_slope = 0.0;
+  for (double alpha : kDualGeneralAlphas) {
+    for (size_t k : {1u, 9u, 1000u}) {
+      for (bool zeros : {false, true}) {
+        const std::vector<double> p = Probabilities(k, 7 * k + zeros, zeros);
+        std::vector<double> a(k), w(k);
+        for (size_t i = 0; i < k; ++i) {
+          a[i] = bd::bregman_detail::DualPower(p[i], alpha);
+          w[i] = 0.5 + static_cast<double>(i % 5);
+        }
+        for (double nu : {1e-12, 1e-9, 1e-6, 1e-3, 0.05, 0.3}) {
+          const double root = bd::PowF64(nu, 1.0 / (alpha - 1.0));
+          const bd::SupportMapSums rough =
+              bd::SumDualPowerMap(p.data(), a.data(), k, alpha, nu, root, w.data(), true);
+          LD incr = 0, slope = 0;
+          for (size_t i = 0; i < k; ++i) {
+            const Ref r = DualReference(alpha, p[i], nu);
+            incr += w[i] * (r.q - p[i]);
+            slope += w[i] * r.dq;
+            const bd::SupportMapSums one =
+                bd::SumDualPowerMap(&p[i], &a[i], 1, alpha, nu, root, nullptr, true);
+            const double want = static_cast<double>(r.q - p[i]);
+            CAPTURE(alpha);
+            CAPTURE(p[i]);
+            CAPTURE(nu);
+            CHECK(std::fabs(one.increment - want) <= bd::kDualRoughError * want);
+          }
+          const double e = static_cast<double>(std::fabs(rough.increment - incr) / incr);
+          const double es = static_cast<double>(std::fabs(rough.slope - slope) / slope);
+          worst = std::max(worst, e);
+          worst_slope = std::max(worst_slope, es);
+        }
+      }
+    }
+  }
+  MESSAGE("rough sums: worst relative error " << worst << " (increments), " << worst_slope
+                                              << " (slopes); bound " << bd::kDualRoughError);
+  CHECK(worst <= bd::kDualRoughError);
+  CHECK(worst_slope <= bd::kDualRoughError);
+}
+
 TEST_CASE("general dual map: sums, q and divergence against long double definitions, every alpha") {
   for (double alpha : kDualGeneralAlphas) {
     bd::SupportMap unused;
