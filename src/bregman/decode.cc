@@ -294,6 +294,7 @@ class PerK {
                              // sigma_k <= lambda)
     double guess = 0.0;      // exact: nu; settled: the estimate its start came from
     double anchor_curvature = 0.0;  // see Multiplier::anchor_curvature (0: none)
+    double anchor_correction = 0.0;  // see Multiplier::anchor_correction (0: none)
   };
 
   // Far above the rounding of sigma and of the equation's sign near its root
@@ -442,6 +443,16 @@ class PerK {
       // That error is Newton's quadratic one (from anchor_nu) plus the
       // anchor slope's: a bound on Newton's constant too.
       nu.curvature = std::max(nu.curvature, nu.anchor_curvature);
+      // Its signed ratio, from the nearest support that measured one.
+      size_t nearest = 0;
+      for (const Solved& c : cache_) {
+        if (c.k == 0 || c.anchor_correction == 0.0) continue;
+        const size_t gap = c.k > k ? c.k - k : k - c.k;
+        if (nu.anchor_correction == 0.0 || gap < nearest) {
+          nu.anchor_correction = c.anchor_correction;
+          nearest = gap;
+        }
+      }
     }
     // Cold: nothing from the neighbours (the first solves of a search), as a
     // fixed-k decode starts; FinalFor reuses such a solve of the answer.
@@ -458,6 +469,7 @@ class PerK {
     out.curvature = nu.curvature > 0.0 ? nu.curvature : curvature_in / kCurvatureMargin;
     out.slope = nu.slope;
     out.anchor_curvature = nu.measured_anchor_curvature;
+    out.anchor_correction = nu.measured_anchor_correction;
     out.sigma = ConjugateGain(p[k - 1], ws_.q[k - 1], k == 1, &out.nu);
     out.q_last = ws_.q[k - 1];
     out.exact = !nu.settled;

@@ -80,6 +80,13 @@ struct Multiplier {
   // out: that ratio as this solve measured it (its first exact Newton step
   // from a short anchored start; 0: none).
   double measured_anchor_curvature = 0.0;
+  // in: the signed ratio (root - start) / (start - anchor_nu)^2 of a
+  // neighbouring support's anchored start (0: none): the start moves by it
+  // (the quadratic term of the step from the anchor, which the one Newton
+  // step leaves out), landing within its cube instead of its square; out:
+  // that ratio as this solve measured it (of the start before the move).
+  double anchor_correction = 0.0;
+  double measured_anchor_correction = 0.0;
   // in: start is this support's nu already (a probe priced again): the
   // solver applies it without a Newton step.
   bool known = false;
@@ -329,7 +336,7 @@ inline void SetLogScaleOutputs(Multiplier* hint, double value, int evaluations) 
   hint->value = value;
   hint->curvature = 0.0;
   hint->slope = 0.0;
-  hint->measured_anchor_curvature = 0.0;
+  hint->measured_anchor_curvature = hint->measured_anchor_correction = 0.0;
   hint->evaluations = hint->exact_evaluations = evaluations;
   hint->settled = hint->settled_by_estimate = false;
 }
@@ -373,8 +380,8 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
                        Multiplier* hint) {
   double last_slope = 0.0;
   int evaluations = 0, exact_evaluations = 0;
-  // |Newton step| of the first evaluation (at the start).
-  double first_step = -1.0;
+  // |Newton step| of the first evaluation (at the start), and the step.
+  double first_step = -1.0, first_correction = 0.0;
   auto eval = [&](double nu, double* f, double* df, bool rough, double* f_error) {
     double sum = 0.0, slope = 0.0;
     ++evaluations;
@@ -386,7 +393,10 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
     // The increments (>= 0) sum to sum + rem: sum, and log1p's argument,
     // move by at most rough_error of that (twice, for the roundings).
     *f_error = rough ? 2.0 * rough_error * (std::fabs(sum) + rem) / (1.0 + sum) : 0.0;
-    if (first_step < 0.0) first_step = std::fabs(*f) / *df;
+    if (first_step < 0.0) {
+      first_step = std::fabs(*f) / *df;
+      first_correction = -*f / *df;
+    }
   };
   Multiplier anchored;
   const Multiplier* start = hint;
@@ -397,9 +407,18 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
                                        double* slope) {
               sums_over(from, to, nu, SupportMass(p + from, to - from), mass, slope, false, false);
             });
+  // The anchored start moved by the neighbours' quadratic term (within half
+  // its step from the anchor: a ratio measured on another equation is only
+  // trusted that far).
+  const double anchor_step_signed = from_anchor > 0.0 ? from_anchor - hint->anchor_nu : 0.0;
+  double anchor_offset = 0.0;
+  if (from_anchor > 0.0 && hint->anchor_correction != 0.0) {
+    const double offset = hint->anchor_correction * anchor_step_signed * anchor_step_signed;
+    if (std::fabs(offset) <= 0.5 * std::fabs(anchor_step_signed)) anchor_offset = offset;
+  }
   if (from_anchor > 0.0) {
     anchored = *hint;
-    anchored.start = from_anchor;
+    anchored.start = from_anchor + anchor_offset;
     start = &anchored;
   }
   double nu0 = 0.0, lo = 0.0;
@@ -414,8 +433,9 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
   // up made its settled bound, and so the gallop's extrapolations, worse).
   if (floor > lo) lo = std::min(floor, 0.5 * nu0);
   // Whether the start is the anchored one, and its step from the anchor.
-  const bool anchored_start = from_anchor > 0.0 && nu0 == from_anchor;
-  const double anchor_step = anchored_start ? std::fabs(hint->anchor_nu - from_anchor) : 0.0;
+  // (The step is the one Newton step's, before the quadratic term.)
+  const bool anchored_start = from_anchor > 0.0 && nu0 == from_anchor + anchor_offset;
+  const double anchor_step = anchored_start ? std::fabs(anchor_step_signed) : 0.0;
   double curvature = hint != nullptr ? hint->curvature : 0.0;
   const bool known = hint != nullptr && hint->known && nu0 == hint->start;
   // A probe that only asks a sigma question stops at the first evaluation
@@ -438,6 +458,7 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
   if (hint != nullptr) {
     hint->settled = hint->settled_by_estimate = false;
     hint->measured_anchor_curvature = 0.0;
+    hint->measured_anchor_correction = 0.0;
   }
   // A neighbour's bound may settle the probe before any evaluation: the
   // root lies below an upper bound and above a lower one, so the test at the
@@ -454,7 +475,7 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
   if (hint != nullptr && hint->settle != nullptr && !known) {
     bool estimated = anchored_start && hint->anchor_curvature > 0.0;
     const double error = hint->anchor_curvature * anchor_step * anchor_step +
-                         1e-6 * anchor_step + 1e-13 * from_anchor;
+                         std::fabs(anchor_offset) + 1e-6 * anchor_step + 1e-13 * from_anchor;
     // Only a short step is quadratic (and its ratio transfers).
     if (!(anchor_step <= kShortAnchorStep * from_anchor && error <= 1e-6 * from_anchor)) {
       estimated = false;
@@ -494,10 +515,13 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
     hint->slope = last_slope;
     hint->evaluations = evaluations;
     hint->exact_evaluations = exact_evaluations;
-    hint->measured_anchor_curvature =
-        anchor_step > 0.0 && anchor_step <= kShortAnchorStep * nu && first_step >= 0.0
-            ? first_step / (anchor_step * anchor_step)
-            : 0.0;
+    // Both ratios of the start before its quadratic move: its error is
+    // the first step plus the move.
+    const bool measured =
+        anchor_step > 0.0 && anchor_step <= kShortAnchorStep * nu && first_step >= 0.0;
+    const double error = first_correction + anchor_offset;
+    hint->measured_anchor_curvature = measured ? std::fabs(error) / (anchor_step * anchor_step) : 0.0;
+    hint->measured_anchor_correction = measured ? error / (anchor_step * anchor_step) : 0.0;
   }
   return nu;
 }

@@ -133,6 +133,61 @@ TEST_CASE("solver hints: an anchored start saves evaluations, a known multiplier
   }
 }
 
+TEST_CASE("solver hints: an anchored start moved by a neighbour's quadratic term needs fewer evaluations, same root") {
+  // The one Newton step from the anchor leaves an error of about kappa s^2
+  // (s the step); kappa, measured (signed) by one anchored solve, moves the
+  // next anchored start by kappa s^2, so it lands within ~s^3 and its first
+  // evaluation's step is certified more often. The root stays the plain
+  // solve's; the ratio is about the same between neighbouring supports.
+  const std::vector<double> p = SortedZipf(60000);
+  constexpr size_t kAnchor = 40000;
+  const Family families[] = {{BregmanDivergence::kDual, 2.5}, {BregmanDivergence::kDual, 4.0},
+                             {BregmanDivergence::kPrimal, 0.25}, {BregmanDivergence::kPrimal, 4.0}};
+  int fewer = 0, cases = 0;
+  for (const Family& f : families) {
+    CAPTURE(f.alpha);
+    CAPTURE(f.div == BregmanDivergence::kPrimal);
+    std::vector<double> powers(p.size());
+    for (size_t i = 0; i < p.size(); ++i) {
+      powers[i] = f.div == BregmanDivergence::kPrimal
+                      ? bd::bregman_detail::PrimalPower(p[i], f.alpha - 1.0)
+                      : bd::bregman_detail::DualPower(p[i], f.alpha);
+    }
+    Multiplier base;
+    base.powers = powers.data();
+    const Solve anchor = Run(f.div, f.alpha, p, kAnchor, base);
+    Multiplier from_anchor = base;
+    from_anchor.anchor_k = kAnchor;
+    from_anchor.anchor_nu = anchor.nu.value;
+    from_anchor.anchor_slope = anchor.nu.slope;
+    const Solve measured = Run(f.div, f.alpha, p, kAnchor + 2, from_anchor);
+    const double kappa = measured.nu.measured_anchor_correction;
+    REQUIRE(kappa != 0.0);
+    from_anchor.curvature = 100.0 * std::max(anchor.nu.curvature, measured.nu.measured_anchor_curvature);
+    for (size_t k : {kAnchor + 1, kAnchor + 5, kAnchor + 12, kAnchor - 1, kAnchor - 5, kAnchor - 12}) {
+      CAPTURE(k);
+      const Solve plain = Run(f.div, f.alpha, p, k, base);
+      const Solve uncorrected = Run(f.div, f.alpha, p, k, from_anchor);
+      Multiplier hint = from_anchor;
+      hint.anchor_correction = kappa;
+      const Solve corrected = Run(f.div, f.alpha, p, k, hint);
+      CHECK(corrected.nu.evaluations <= uncorrected.nu.evaluations);
+      fewer += corrected.nu.evaluations < uncorrected.nu.evaluations;
+      ++cases;
+      CHECK(std::fabs(corrected.nu.value - plain.nu.value) <= 1e-13 * plain.nu.value);
+      // Both measure the uncorrected start's ratio: about the same kappa.
+      if (uncorrected.nu.measured_anchor_correction != 0.0 &&
+          corrected.nu.measured_anchor_correction != 0.0) {
+        CHECK(corrected.nu.measured_anchor_correction ==
+              doctest::Approx(uncorrected.nu.measured_anchor_correction).epsilon(0.05));
+        CHECK(corrected.nu.measured_anchor_correction == doctest::Approx(kappa).epsilon(0.5));
+      }
+    }
+  }
+  MESSAGE(fewer << " of " << cases << " anchored solves took fewer evaluations with the correction");
+  CHECK(fewer >= cases / 4);
+}
+
 TEST_CASE("solver hints: a settling probe stops at a bound on the decided side, and a test that never settles changes nothing but the general maps' Newton path") {
   const std::vector<double> p = SortedZipf(20000);
   constexpr size_t kK = 12000;
