@@ -55,6 +55,8 @@ size_t TypicalHistogramBandMissesForTesting();
 // A fixed band limit bucket instead of the sampled one (0: sampled), to
 // exercise the bands that fall short.
 void SetTypicalHistogramBandLimitForTesting(uint32_t limit);
+// Row cuts that took their annulus and survivors from that band's tokens.
+size_t TypicalBandListCutsForTesting();
 
 // Keeps p_i >= min_p * p_max, i.e. logit_i >= max + T log(min_p) (llama.cpp),
 // and at least min_keep.

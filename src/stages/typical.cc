@@ -109,6 +109,7 @@ bool g_histogram_bands = true;  // SetTypicalHistogramBandsForTesting
 uint32_t g_histogram_band_limit = 0;  // SetTypicalHistogramBandLimitForTesting
 thread_local size_t g_histogram_band_hits = 0;
 thread_local size_t g_histogram_band_misses = 0;
+thread_local size_t g_band_list_cuts = 0;  // KeepRowBand from the band's list
 
 // The distance histogram's first bracket needs only the buckets up to the
 // walk's stop, and on an LLM-shaped row the typical set is a few percent of
@@ -182,8 +183,23 @@ void SetTypicalHistogramBandsForTesting(bool on) { g_histogram_bands = on; }
 size_t TypicalHistogramBandHitsForTesting() { return g_histogram_band_hits; }
 size_t TypicalHistogramBandMissesForTesting() { return g_histogram_band_misses; }
 void SetTypicalHistogramBandLimitForTesting(uint32_t limit) { g_histogram_band_limit = limit; }
+size_t TypicalBandListCutsForTesting() { return g_band_list_cuts; }
 
 namespace {
+
+// The tokens of a distance band gathered from the row (ascending ids, their
+// logits), every token with lo <= logit <= hi: what the first bracket's
+// histogram read (n = 0: none).
+struct BandList {
+  const int32_t* ids = nullptr;
+  const float* logits = nullptr;
+  size_t n = 0;
+  float lo = 0.0f, hi = 0.0f;
+  // Whether it holds every token of the band [lo, hi] of logits.
+  bool Covers(float band_lo, float band_hi) const {
+    return n > 0 && lo <= band_lo && band_hi <= hi;
+  }
+};
 
 // The row's cut in SIMD passes, without gathering and classifying every
 // candidate: the tokens within r_lo (A) are only counted and weighed
@@ -196,7 +212,7 @@ namespace {
 // cache dropped): the general walk below then runs.
 bool KeepRowBand(Candidates& c, const Span& s, const float* e, double center, double r_lo,
                  double r_hi, double target, size_t keep_min, float max, float scale,
-                 Workspace& ws) {
+                 const BandList& band, Workspace& ws) {
   const FloatBand a = r_lo >= 0.0 ? BandWithin(center, r_lo) : FloatBand{INFINITY, -INFINITY};
   const FloatBand b = BandWithin(center, r_hi);
   const bool a_empty = !(a.lo <= a.hi);
@@ -208,13 +224,24 @@ bool KeepRowBand(Candidates& c, const Span& s, const float* e, double center, do
   int32_t* g_idx = ws.tmp_ids.data();
   float* g_val = ws.tmp_logits.data();
   const float past_b = std::nextafter(b.hi, INFINITY);
+  // The annulus and the survivors from the histogram's band when it holds
+  // B (a tenth of the row, say, instead of all of it): the same tokens in
+  // the same order, as positions in the band's list, then its ids.
+  const bool from_band = band.Covers(b.lo, b.hi);
+  const float* from = from_band ? band.logits : s.v;
+  const size_t from_n = from_band ? band.n : s.len;
+  const float* from_blocks = from_band ? nullptr : blocks;
   size_t nb;
   if (a_empty) {
-    nb = GatherInRange(s.v, s.len, b.lo, past_b, g_idx, g_val, blocks);
+    nb = GatherInRange(from, from_n, b.lo, past_b, g_idx, g_val, from_blocks);
   } else {
-    nb = GatherInRange(s.v, s.len, b.lo, a.lo, g_idx, g_val, blocks);
-    nb += GatherInRange(s.v, s.len, std::nextafter(a.hi, INFINITY), past_b, g_idx + nb, g_val + nb,
-                        blocks);
+    nb = GatherInRange(from, from_n, b.lo, a.lo, g_idx, g_val, from_blocks);
+    nb += GatherInRange(from, from_n, std::nextafter(a.hi, INFINITY), past_b, g_idx + nb,
+                        g_val + nb, from_blocks);
+  }
+  if (from_band) {
+    ++g_band_list_cuts;
+    for (size_t t = 0; t < nb; ++t) g_idx[t] = band.ids[g_idx[t]];
   }
   double* dist = ws.stage_f64.data();
   uint64_t* perm = ws.keys.data();
@@ -242,8 +269,24 @@ bool KeepRowBand(Candidates& c, const Span& s, const float* e, double center, do
 
   const FloatBand f = BandWithin(center, stop);
   float* list_exp = ws.stage_f32.data();
-  const size_t n = GatherInRangeWith(s.v, s.len, f.lo, std::nextafter(f.hi, INFINITY), ws.ids.data(),
-                                     ws.logits.data(), blocks, e, list_exp);
+  const int32_t last_id = g_idx[perm[walked]];
+  size_t n;
+  if (from_band) {
+    // Positions in the band's list (it lives in ws.ids / ws.logits: the
+    // survivors are compacted in place, each read at or past its slot).
+    n = GatherInRange(band.logits, band.n, f.lo, std::nextafter(f.hi, INFINITY), g_idx, g_val);
+    int32_t* ids = ws.ids.data();
+    float* logits = ws.logits.data();
+    for (size_t j = 0; j < n; ++j) {
+      const int32_t id = band.ids[g_idx[j]];
+      ids[j] = id;
+      logits[j] = g_val[j];
+      list_exp[j] = e[id];
+    }
+  } else {
+    n = GatherInRangeWith(s.v, s.len, f.lo, std::nextafter(f.hi, INFINITY), ws.ids.data(),
+                          ws.logits.data(), blocks, e, list_exp);
+  }
   if (n != kept + ties_out) {
     // The counts disagree (never expected): the gather overwrote the row's
     // sorted-prefix cache in ws.ids / ws.logits, so it is dropped (lazy again).
@@ -257,7 +300,6 @@ bool KeepRowBand(Candidates& c, const Span& s, const float* e, double center, do
   TakeRowGather(c, n, ws, max_kept ? list_exp : nullptr, max, scale);
   if (ties_out > 0) {
     // Drop the ties beyond the stopping id (rare: an exactly equal distance).
-    const int32_t last_id = g_idx[perm[walked]];
     CompactList(c, [&c, last_id, center, stop](size_t i) {
       return !(c.ids[i] > last_id &&
                std::fabs(static_cast<double>(c.logits[i]) - center) == stop);
@@ -301,6 +343,7 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
   size_t kept = 0;
   double cum = 0.0;
   bool stopped = false;
+  BandList band;  // the first bracket's band, when its histogram read one (on the row)
   for (int round = 0; !stopped; ++round) {
     double r_lo = r_done, r_hi = kInf;
     if (round < 2) {
@@ -341,9 +384,17 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
         if (valid < kMassBuckets) {
           float band_lo, band_hi;
           DistanceBucketBand(center_f, inv_width, valid, &band_lo, &band_hi);
-          const size_t m = GatherInRange(s.v, s.len, band_lo, std::nextafter(band_hi, INFINITY),
-                                         g_idx, g_val, c.truncated ? nullptr : RowBlocks(c));
-          DistanceHistogramOf(g_idx, g_val, m, e, center_f, inv_width, valid, mass, in_bucket);
+          // On the row into ws.ids / ws.logits (the row's sorted-prefix
+          // cache, dropped), where KeepRowBand takes its tokens from.
+          int32_t* band_ids = c.truncated ? g_idx : ws.ids.data();
+          float* band_logits = c.truncated ? g_val : ws.logits.data();
+          if (!c.truncated) c.size = 0;
+          const size_t m =
+              GatherInRange(s.v, s.len, band_lo, std::nextafter(band_hi, INFINITY), band_ids,
+                            band_logits, c.truncated ? nullptr : RowBlocks(c));
+          DistanceHistogramOf(band_ids, band_logits, m, e, center_f, inv_width, valid, mass,
+                              in_bucket);
+          if (!c.truncated) band = BandList{band_ids, band_logits, m, band_lo, band_hi};
         } else {
           DistanceHistogram(s.v, e, s.len, center_f, inv_width, mass, in_bucket);
         }
@@ -427,10 +478,11 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
     // (Any round: the rounds before kept whole bands, everything within
     // r_done <= r_lo, which is what the band path assumes of A.)
     if (!c.truncated && r_hi < kInf && g_row_bands &&
-        KeepRowBand(c, s, e, center, r_lo, r_hi, target, keep_min, max, scale, ws)) {
+        KeepRowBand(c, s, e, center, r_lo, r_hi, target, keep_min, max, scale, band, ws)) {
       ++g_row_band_hits;
       return;
     }
+    band = BandList{};  // (a failed cut may have written over it)
     // Gather the candidates with r_done < distance <= r_hi (exact double
     // distances): inside r_lo they are kept unsorted (A), beyond it they form
     // the annulus (B) that is sorted and walked.

@@ -789,7 +789,8 @@ TEST_CASE("typical: the histogram of a sampled distance band gives the full hist
   // which the band's margin absorbs), and flat (the band
   // would hold too much of the row: the full histogram at once); on the row
   // and on a list. A band fixed far too short (16 buckets) checks the
-  // completion on every row.
+  // completion on every row. On the row, the cut then takes its annulus and
+  // survivors from the band's tokens instead of the row.
   std::mt19937_64 rng(907);
   std::normal_distribution<double> g(0.0, 1.0);
   struct Row {
@@ -818,6 +819,7 @@ TEST_CASE("typical: the histogram of a sampled distance band gives the full hist
   int cases = 0, same = 0;
   const size_t hits0 = bd::TypicalHistogramBandHitsForTesting();
   const size_t misses0 = bd::TypicalHistogramBandMissesForTesting();
+  const size_t list_cuts0 = bd::TypicalBandListCutsForTesting();
   for (const Row& row : rows) {
     for (float p : {0.5f, 0.9f, 0.99f}) {
       for (double temp : {1.0, 0.7}) {
@@ -844,9 +846,11 @@ TEST_CASE("typical: the histogram of a sampled distance band gives the full hist
   }
   const size_t hits = bd::TypicalHistogramBandHitsForTesting() - hits0;
   const size_t misses = bd::TypicalHistogramBandMissesForTesting() - misses0;
+  const size_t list_cuts = bd::TypicalBandListCutsForTesting() - list_cuts0;
   MESSAGE(same << " of " << cases << " cases identical; band histograms " << hits << " held the stop, "
-               << misses << " fell short");
+               << misses << " fell short; " << list_cuts << " cuts from the band's tokens");
   CHECK(same == cases);
   CHECK(hits > 0);
   CHECK(misses > 0);
+  CHECK(list_cuts > 0);
 }
