@@ -52,6 +52,32 @@ Solve Run(BregmanDivergence div, double alpha, const std::vector<double>& p, siz
   return s;
 }
 
+// The per-token powers the search hands every solve, over the whole sorted
+// prefix (an anchor above k reads them past k).
+std::vector<double> PowersFor(const Family& f, const std::vector<double>& p) {
+  std::vector<double> powers(p.size());
+  for (size_t i = 0; i < p.size(); ++i) {
+    powers[i] = f.div == BregmanDivergence::kPrimal
+                    ? bd::bregman_detail::PrimalPower(p[i], f.alpha - 1.0)
+                    : bd::bregman_detail::DualPower(p[i], f.alpha);
+  }
+  return powers;
+}
+
+// A family's powers over p, a hint carrying them, and the anchor's solve.
+struct Anchored {
+  std::vector<double> powers;
+  Multiplier base;
+  Solve anchor;
+};
+Anchored SolveAnchor(const Family& f, const std::vector<double>& p, size_t k) {
+  Anchored a;
+  a.powers = PowersFor(f, p);
+  a.base.powers = a.powers.data();
+  a.anchor = Run(f.div, f.alpha, p, k, a.base);
+  return a;
+}
+
 }  // namespace
 
 TEST_CASE("solver hints: an anchored start saves evaluations, a known multiplier all of them, and neither changes the answer") {
@@ -67,17 +93,9 @@ TEST_CASE("solver hints: an anchored start saves evaluations, a known multiplier
   for (const Family& f : families) {
     CAPTURE(f.alpha);
     CAPTURE(f.div == BregmanDivergence::kPrimal);
-    // The search hands every solve the powers of the whole sorted prefix
-    // (an anchor above k reads them past k).
-    std::vector<double> powers(p.size());
-    for (size_t i = 0; i < p.size(); ++i) {
-      powers[i] = f.div == BregmanDivergence::kPrimal
-                      ? bd::bregman_detail::PrimalPower(p[i], f.alpha - 1.0)
-                      : bd::bregman_detail::DualPower(p[i], f.alpha);
-    }
-    Multiplier base;
-    base.powers = powers.data();
-    const Solve anchor = Run(f.div, f.alpha, p, kAnchor, base);
+    const Anchored setup = SolveAnchor(f, p, kAnchor);
+    const Multiplier& base = setup.base;
+    const Solve& anchor = setup.anchor;
     REQUIRE(anchor.nu.value > 0.0);
     REQUIRE(anchor.nu.slope > 0.0);
     // As in the search: the neighbour's quadratic constant, with a margin,
@@ -147,23 +165,17 @@ TEST_CASE("solver hints: an anchored start moved by a neighbour's quadratic term
   for (const Family& f : families) {
     CAPTURE(f.alpha);
     CAPTURE(f.div == BregmanDivergence::kPrimal);
-    std::vector<double> powers(p.size());
-    for (size_t i = 0; i < p.size(); ++i) {
-      powers[i] = f.div == BregmanDivergence::kPrimal
-                      ? bd::bregman_detail::PrimalPower(p[i], f.alpha - 1.0)
-                      : bd::bregman_detail::DualPower(p[i], f.alpha);
-    }
-    Multiplier base;
-    base.powers = powers.data();
-    const Solve anchor = Run(f.div, f.alpha, p, kAnchor, base);
+    const Anchored setup = SolveAnchor(f, p, kAnchor);
+    const Multiplier& base = setup.base;
     Multiplier from_anchor = base;
     from_anchor.anchor_k = kAnchor;
-    from_anchor.anchor_nu = anchor.nu.value;
-    from_anchor.anchor_slope = anchor.nu.slope;
+    from_anchor.anchor_nu = setup.anchor.nu.value;
+    from_anchor.anchor_slope = setup.anchor.nu.slope;
     const Solve measured = Run(f.div, f.alpha, p, kAnchor + 2, from_anchor);
     const double kappa = measured.nu.measured_anchor_correction;
     REQUIRE(kappa != 0.0);
-    from_anchor.curvature = 100.0 * std::max(anchor.nu.curvature, measured.nu.measured_anchor_curvature);
+    from_anchor.curvature =
+        100.0 * std::max(setup.anchor.nu.curvature, measured.nu.measured_anchor_curvature);
     for (size_t k : {kAnchor + 1, kAnchor + 5, kAnchor + 12, kAnchor - 1, kAnchor - 5, kAnchor - 12}) {
       CAPTURE(k);
       const Solve plain = Run(f.div, f.alpha, p, k, base);
