@@ -8,6 +8,9 @@
 // row, seed 1, V = 262144; SEED=N for another row, e.g. bench/bench.mjs's
 // V * 7 (LLM-shaped) and V * 7 + 1 (flat). CALL=sample times sample(), as
 // the bench does: no objective, so no pass for its tail sum.)
+// The first build of a process measured up to 10-30 % slow at small k even
+// after a warm-up: load each build twice, interleaved (OLD NEW OLD' NEW',
+// copies of the dist directories), and compare the pairs.
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { makeRow } from '../bench/suite.mjs';
@@ -38,6 +41,10 @@ for (const [divergence, alpha] of modes) {
       if (kAt(mid) >= target) lo = mid; else hi = mid;
     }
     const o = { bregman: { divergence, alpha, lambda: 10 ** lo } };
+    // Every build as warm as the last one, which the calibration ran ~24
+    // times (without this the first builds measured 10-30 % slow at small k:
+    // V8 tiers a module's functions up by their call counts).
+    for (const bd of bds) for (let w = 0; w < Number(process.env.WARM ?? 24); w++) bd[call](row, o);
     const times = bds.map(() => []);
     for (let r = 0; r < Number(process.env.ROUNDS ?? 5); r++) {
       bds.forEach((bd, b) => {
