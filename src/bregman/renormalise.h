@@ -265,7 +265,15 @@ inline void StartFrom(const Multiplier* nu, const Guess& guess_fn, double* x0, d
     const double guess = guess_fn();
     *x0 = guess > *lo && guess < *hi ? guess : (*lo > 0.0 ? std::sqrt(*lo * *hi) : 0.5 * *hi);
   }
-  if (nu != nullptr && nu->start > *lo && nu->start < *hi) *x0 = nu->start;
+  if (nu != nullptr && nu->start > *lo && nu->start < *hi) {
+    *x0 = nu->start;
+  } else if (nu != nullptr && nu->start > 0.0 && nu->lower > 0.0 && nu->start <= *lo) {
+    // A start just below the lower bound (an anchored start's error, with
+    // a neighbour's bound about at the root): the bound itself, not the
+    // guess or the bracket's middle, decades away (a solve took 25
+    // evaluations climbing back from there).
+    *x0 = nu->lower;
+  }
   if (!(*x0 > *lo && *x0 < *hi)) *x0 = *lo + 0.5 * (*hi - *lo);
 }
 

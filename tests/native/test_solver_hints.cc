@@ -200,6 +200,26 @@ TEST_CASE("solver hints: an anchored start moved by a neighbour's quadratic term
   CHECK(fewer >= cases / 4);
 }
 
+TEST_CASE("solver hints: a start just below the lower bound starts at the bound") {
+  // An anchored start can land a little below a neighbour's lower bound
+  // that sits about at the root: the solve then starts at the bound, not at
+  // the first-order guess or the bracket's middle decades away (a search's
+  // solve took 25 evaluations climbing back from there).
+  const std::vector<double> p = SortedZipf(60000);
+  for (const Family& f : {Family{BregmanDivergence::kDual, 2.5}, Family{BregmanDivergence::kDual, 4.0},
+                          Family{BregmanDivergence::kPrimal, 0.25}}) {
+    CAPTURE(f.alpha);
+    const Anchored setup = SolveAnchor(f, p, 1789);
+    const double root = setup.anchor.nu.value;
+    Multiplier hint = setup.base;
+    hint.lower = root * (1.0 - 1e-11);
+    hint.start = root * (1.0 - 1e-6);  // below the bound
+    const Solve s = Run(f.div, f.alpha, p, 1789, hint);
+    CHECK(s.nu.evaluations <= 3);
+    CHECK(std::fabs(s.nu.value - root) <= 1e-13 * root);
+  }
+}
+
 TEST_CASE("solver hints: a settling probe stops at a bound on the decided side, and a test that never settles changes nothing but the general maps' Newton path") {
   const std::vector<double> p = SortedZipf(20000);
   constexpr size_t kK = 12000;
