@@ -249,6 +249,53 @@ size_t GatherInRangeWithImpl(const float* HWY_RESTRICT row, size_t n, float lo, 
   return GatherRange<true, true, false>(row, n, lo, hi, ids_out, vals_out, block_max, w, w_out);
 }
 
+// Keeps, in place and in order, the entries i with vals[i] > cut, or
+// vals[i] == cut and ids[i] <= cut_id (a sorted walk's cut, ties broken by
+// id), with w[i] when w is not null. A whole-vector store at `count` <= i
+// ends inside the vector just loaded, so in place needs no slack.
+template <bool kWithW>
+HWY_INLINE size_t CompactAboveCutT(int32_t* HWY_RESTRICT ids, float* HWY_RESTRICT vals,
+                                   float* HWY_RESTRICT w, size_t n, float cut, int32_t cut_id) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const size_t N = hn::Lanes(d);
+  const auto vcut = hn::Set(d, cut);
+  const auto vid = hn::Set(di, cut_id);
+  size_t count = 0, i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = hn::LoadU(d, vals + i);
+    const auto id = hn::LoadU(di, ids + i);
+    const auto on_cut = hn::And(hn::Eq(v, vcut), hn::RebindMask(d, hn::Not(hn::Gt(id, vid))));
+    const auto keep = hn::Or(hn::Gt(v, vcut), on_cut);
+#if HWY_TARGET == HWY_WASM
+    const uint32_t bits = WasmMaskBits(keep);
+    hn::StoreU(WasmCompress(v, bits), d, vals + count);
+    hn::StoreU(WasmCompress(id, bits), di, ids + count);
+    if (kWithW) hn::StoreU(WasmCompress(hn::LoadU(d, w + i), bits), d, w + count);
+    count += static_cast<size_t>(__builtin_popcount(bits));
+#else
+    hn::StoreU(hn::Compress(v, keep), d, vals + count);
+    hn::StoreU(hn::Compress(id, hn::RebindMask(di, keep)), di, ids + count);
+    if (kWithW) hn::StoreU(hn::Compress(hn::LoadU(d, w + i), keep), d, w + count);
+    count += hn::CountTrue(d, keep);
+#endif
+  }
+  for (; i < n; ++i) {
+    const bool keep = vals[i] > cut || (vals[i] == cut && ids[i] <= cut_id);
+    ids[count] = ids[i];
+    vals[count] = vals[i];
+    if (kWithW) w[count] = w[i];
+    count += keep;
+  }
+  return count;
+}
+
+size_t CompactAboveCutImpl(int32_t* HWY_RESTRICT ids, float* HWY_RESTRICT vals,
+                           float* HWY_RESTRICT w, size_t n, float cut, int32_t cut_id) {
+  return w ? CompactAboveCutT<true>(ids, vals, w, n, cut, cut_id)
+           : CompactAboveCutT<false>(ids, vals, nullptr, n, cut, cut_id);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace bd
 HWY_AFTER_NAMESPACE();
@@ -262,6 +309,7 @@ HWY_EXPORT(GatherAtLeastWithImpl);
 HWY_EXPORT(GatherAtLeastWithSparseImpl);
 HWY_EXPORT(GatherInRangeImpl);
 HWY_EXPORT(GatherInRangeWithImpl);
+HWY_EXPORT(CompactAboveCutImpl);
 
 size_t CountAtLeast(const float* row, size_t n, float t, const float* block_max) {
   return HWY_DYNAMIC_DISPATCH(CountAtLeastImpl)(row, n, t, block_max);
@@ -293,6 +341,9 @@ size_t GatherInRangeWith(const float* row, size_t n, float lo, float hi, int32_t
                          float* vals_out, const float* block_max, const float* w, float* w_out) {
   return HWY_DYNAMIC_DISPATCH(GatherInRangeWithImpl)(row, n, lo, hi, ids_out, vals_out, block_max,
                                                      w, w_out);
+}
+size_t CompactAboveCut(int32_t* ids, float* vals, float* w, size_t n, float cut, int32_t cut_id) {
+  return HWY_DYNAMIC_DISPATCH(CompactAboveCutImpl)(ids, vals, w, n, cut, cut_id);
 }
 }  // namespace bd
 #endif  // HWY_ONCE

@@ -48,6 +48,12 @@ size_t GatherInRange(const float* row, size_t n, float lo, float hi, int32_t* id
 size_t GatherInRangeWith(const float* row, size_t n, float lo, float hi, int32_t* ids_out,
                          float* vals_out, const float* block_max, const float* w, float* w_out);
 
+// Keeps, in place and in order, the entries i of a list with vals[i] > cut,
+// or vals[i] == cut and ids[i] <= cut_id (a walk in sorted order that
+// stopped at (cut, cut_id)), moving w[i] with them when w is not null;
+// returns how many. NaN vals are dropped. Writes stay within [0, n).
+size_t CompactAboveCut(int32_t* ids, float* vals, float* w, size_t n, float cut, int32_t cut_id);
+
 constexpr size_t kCompressSlack = 64;
 
 }  // namespace bd

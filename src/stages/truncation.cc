@@ -235,15 +235,7 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
     // The row's nucleus (ascending ids) with its exps: the draw's list_exp,
     // as the row's gather below would leave it (CompactList, carrying exps).
     float* list_e = ws.stage_f32.data();
-    size_t kept = 0;
-    for (size_t i = 0; i < c.size; ++i) {
-      const bool k = in_nucleus(i);
-      c.ids[kept] = c.ids[i];
-      c.logits[kept] = c.logits[i];
-      list_e[kept] = list_e[i];
-      kept += k;
-    }
-    c.size = kept;
+    c.size = CompactAboveCut(c.ids, c.logits, list_e, c.size, cut_logit, cut_id);
     c.list_exp = list_e;
     c.list_exp_max = max;
     c.list_exp_scale = scale;

@@ -622,6 +622,56 @@ TEST_CASE("every target: GatherInRange, GatherAtLeastSparse and GatherAtLeastWit
   CHECK(mismatches == 0);
 }
 
+TEST_CASE("every target: CompactAboveCut equals a scalar filter, in place, with and without w") {
+  // Lists in ascending ids with many ties at the cut (a quarter-step grid),
+  // cut ids below, inside and above the tied ids; lengths around the vector
+  // widths. Nothing past n may be written.
+  size_t checked = 0, mismatches = 0;
+  ForEachTarget([&] {
+    for (size_t n : {size_t{0}, size_t{1}, size_t{3}, size_t{16}, size_t{17}, size_t{255},
+                     size_t{1000}, size_t{4099}}) {
+      std::vector<int32_t> ids0(n);
+      std::vector<float> vals0(n), w0(n);
+      for (size_t i = 0; i < n; ++i) {
+        const uint64_t h = bd::Mix64(i * 17 + n);
+        ids0[i] = static_cast<int32_t>(3 * i + h % 3);
+        vals0[i] = static_cast<float>(h % 23) * 0.25f - 3.0f;
+        w0[i] = static_cast<float>(i) + 0.5f;
+      }
+      for (float cut : {-10.0f, -3.0f, -1.0f, 0.0f, 2.5f, 10.0f}) {
+        for (int32_t cut_id : {INT32_MIN, 0, static_cast<int32_t>(n), static_cast<int32_t>(2 * n),
+                               INT32_MAX}) {
+          for (bool with_w : {false, true}) {
+            std::vector<size_t> want;
+            for (size_t i = 0; i < n; ++i) {
+              if (vals0[i] > cut || (vals0[i] == cut && ids0[i] <= cut_id)) want.push_back(i);
+            }
+            std::vector<int32_t> ids = ids0;
+            std::vector<float> vals = vals0, w = w0;
+            ids.push_back(-7);
+            vals.push_back(-7.0f);
+            w.push_back(-7.0f);
+            const size_t got =
+                bd::CompactAboveCut(ids.data(), vals.data(), with_w ? w.data() : nullptr, n, cut, cut_id);
+            mismatches += got != want.size();
+            for (size_t j = 0; j < std::min(got, want.size()); ++j) {
+              const size_t i = want[j];
+              mismatches += ids[j] != ids0[i] || vals[j] != vals0[i] || (with_w && w[j] != w0[i]);
+            }
+            mismatches += ids[n] != -7 || vals[n] != -7.0f || w[n] != -7.0f;
+            if (!with_w) {
+              for (size_t j = 0; j < n; ++j) mismatches += w[j] != w0[j];
+            }
+            ++checked;
+          }
+        }
+      }
+    }
+  });
+  MESSAGE(checked << " compactions checked");
+  CHECK(mismatches == 0);
+}
+
 TEST_CASE("every target: LogF64ToFloat gives (float) LogF64 element by element") {
   // Probabilities over many binades, with the special cases among them (0,
   // denormals, 1, inf, NaN) so that vectors take both paths.
