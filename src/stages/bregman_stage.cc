@@ -32,23 +32,24 @@ class CandidateProbs final : public SortedProbs {
       // Each growth of the sorted prefix costs a gather (about a pass over
       // the row once it wants more entries than the row has blocks) and the
       // sort of what it adds, so it grows geometrically from what was last
-      // asked for: 64, 512, then 4x (2048, 8192, 32768, ...), or to the need
-      // when that is more. An 8x step overshoots by up to 8x the prefix the
-      // search needed (the whole row from k ~ V/8), and sorting that costs
-      // more than another gather. EnsureSorted keeps all it gathered, sorted
-      // (the threshold's margin), on top. Measured in wasm (sample(), k from
-      // 100 to V/2 in 19 log steps): geometric mean 0.77x (primal 2,
-      // LLM-shaped row) and 0.80x (dual 1.5, flat row) of the former 8x on
-      // what was sorted (with a selection before the sort); 8x up to 4096
-      // 0.80x / 0.84x, 8x throughout 0.84x, 4x from 64 0.86x (primal 2).
-      // Above V/2 (k 160 000-224 000) the whole-row rule below is 4-9 %
-      // faster than growing to V/2 first, and at k 65 000-131 072 5-15 %
-      // slower (docs/bregman.md, "The sorted prefix").
+      // asked for: 64, 512, then 4x (2048, 8192, 32768), then 2x, or to the
+      // need when that is more. An 8x step overshoots by up to 8x the prefix
+      // the search needed, and sorting that costs more than another gather.
+      // EnsureSorted keeps all it gathered, sorted (the threshold's margin),
+      // on top. Measured in wasm (sample(), k from 100 to V/2 in 19 log
+      // steps): geometric mean 0.77x (primal 2, LLM-shaped row) and 0.80x
+      // (dual 1.5, flat row) of the former 8x on what was sorted. Past 32768
+      // the sort of the added entries is most of a decode, so 2x (4x there
+      // sorted the whole row for any k from ~50 000 on): wasm, V = 262144,
+      // k 47 000 / 70 000 / 100 000 10 % / 25 % / 25 % faster, k 135 000 to
+      // 230 000 5-7 % slower (one more gather before the whole row), natively
+      // 23 % / 33 % / 32 % and 7-10 % (docs/bregman.md, "The sorted prefix").
       if (need > c_.SortedCount()) {
         constexpr size_t kFirstPrefix = 64;
-        const size_t next = requested_ == 0   ? kFirstPrefix
-                            : requested_ < 512 ? 8 * requested_
-                                               : 4 * requested_;
+        const size_t next = requested_ == 0     ? kFirstPrefix
+                            : requested_ < 512   ? 8 * requested_
+                            : requested_ < 32768 ? 4 * requested_
+                                                 : 2 * requested_;
         requested_ = std::min(c_.Count(), std::max(need, next));
         // Half the row or more, for a search already past a quarter of it:
         // the whole row (its keys straight from the row, EnsureSorted), as
