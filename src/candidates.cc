@@ -12,28 +12,12 @@
 #include "kernels/key_sort.h"
 #include "kernels/row_scan.h"
 #include "kernels/softmax.h"
+#include "kernels/order_keys.h"
 #include "kernels/threshold.h"
 #include "workspace.h"
 
 namespace bd {
 namespace {
-
-// A 64-bit key whose descending order is (logit descending, id ascending):
-// the project's candidate order. Keys are unique, so nth_element/sort give the
-// same result with every standard library (native and wasm agree).
-inline uint64_t OrderKey(float logit, int32_t id) {
-  // -0 and +0 tie (they are the same logit): one key for both, so the tie
-  // goes to the lower id as every other tie does. The key keeps +0.
-  // (Without branches: OrderedBits' xor, and +0 by a select the compiler
-  // makes a conditional move; this runs once per row entry for a full sort.)
-  const float folded = logit == 0.0f ? 0.0f : logit;
-  return (static_cast<uint64_t>(OrderedBits(folded)) << 32) |
-         (0xFFFFFFFFu - static_cast<uint32_t>(id));
-}
-inline float KeyLogit(uint64_t key) { return FromOrderedBits(static_cast<uint32_t>(key >> 32)); }
-inline int32_t KeyId(uint64_t key) {
-  return static_cast<int32_t>(0xFFFFFFFFu - static_cast<uint32_t>(key));
-}
 
 // Puts the largest `m` of ids/logits[0..n) first, in order. O(n + m log m).
 void PartialSortByKey(int32_t* ids, float* logits, size_t n, size_t m,
@@ -41,10 +25,7 @@ void PartialSortByKey(int32_t* ids, float* logits, size_t n, size_t m,
   for (size_t i = 0; i < n; ++i) keys[i] = OrderKey(logits[i], ids[i]);
   if (m < n) std::nth_element(keys, keys + m, keys + n, std::greater<uint64_t>());
   SortKeysDescending(keys, m, scratch);
-  for (size_t i = 0; i < n; ++i) {
-    ids[i] = KeyId(keys[i]);
-    logits[i] = KeyLogit(keys[i]);
-  }
+  UnpackKeys(keys, n, ids, logits);
 }
 
 // Largest threshold t (found by widening then bisecting a gap below the max)
@@ -133,20 +114,9 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
       const uint64_t last =
           have > 0 ? OrderKey(ws.logits[have - 1], ws.ids[have - 1]) : ~uint64_t{0};
       uint64_t* keys = ws.keys.data();
-      size_t n = 0;
-      for (size_t i = 0; i < c.vocab; ++i) {
-        const float x = c.row[i];
-        const uint64_t key = OrderKey(x, static_cast<int32_t>(i));
-        keys[n] = key;
-        n += (x >= -FLT_MAX) & (key < last);
-      }
+      const size_t n = RowKeysBelow(c.row, c.vocab, last, keys);
       SortKeysDescending(keys, n, ws.sort_scratch.data());
-      int32_t* ids = ws.ids.data() + have;
-      float* logits = ws.logits.data() + have;
-      for (size_t i = 0; i < n; ++i) {
-        ids[i] = KeyId(keys[i]);
-        logits[i] = KeyLogit(keys[i]);
-      }
+      UnpackKeys(keys, n, ws.ids.data() + have, ws.logits.data() + have);
       c.ids = ws.ids.data();
       c.logits = ws.logits.data();
       c.size = have + n;

@@ -24,6 +24,7 @@
 #include "kernels/exp_f64.h"
 #include "kernels/histogram.h"
 #include "kernels/moments.h"
+#include "kernels/order_keys.h"
 #include "kernels/row_scan.h"
 #include "kernels/threshold.h"
 #include "kernels/softmax.h"
@@ -669,6 +670,64 @@ TEST_CASE("every target: CompactAboveCut equals a scalar filter, in place, with 
     }
   });
   MESSAGE(checked << " compactions checked");
+  CHECK(mismatches == 0);
+}
+
+TEST_CASE("every target: RowKeysBelow and UnpackKeys equal the scalar OrderKey, KeyId and KeyLogit") {
+  // Rows with both zeros, ties, -inf, NaN, negatives and positives of every
+  // size class; `last` none, the key of an entry (ties below it by id), and
+  // keys between entries; lengths around the vector widths. The keys are
+  // built here from the float's bits (not through OrderKey).
+  auto key_of = [](float x, uint32_t i) {
+    if (x == 0.0f) x = 0.0f;
+    uint32_t b;
+    std::memcpy(&b, &x, sizeof(b));
+    const uint32_t ordered = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+    return (static_cast<uint64_t>(ordered) << 32) | (0xFFFFFFFFu - i);
+  };
+  size_t checked = 0, mismatches = 0;
+  ForEachTarget([&] {
+    for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{16}, size_t{33}, size_t{255},
+                     size_t{1000}, size_t{4099}}) {
+      std::vector<float> row(n);
+      for (size_t i = 0; i < n; ++i) {
+        const uint64_t h = bd::Mix64(i * 13 + n);
+        switch (h % 11) {
+          case 0: row[i] = -INFINITY; break;
+          case 1: row[i] = NAN; break;
+          case 2: row[i] = -0.0f; break;
+          case 3: row[i] = 0.0f; break;
+          case 4: row[i] = static_cast<float>(h % 1000) * 1e-30f; break;
+          default: row[i] = static_cast<float>(static_cast<int>(h % 61) - 30) * 0.5f;
+        }
+      }
+      std::vector<uint64_t> lasts = {~uint64_t{0}, uint64_t{0}, key_of(0.0f, 5), key_of(-2.5f, 0),
+                                     key_of(3.0f, static_cast<uint32_t>(n / 2))};
+      for (uint64_t last : lasts) {
+        std::vector<uint64_t> want;
+        for (size_t i = 0; i < n; ++i) {
+          const uint64_t k = key_of(row[i], static_cast<uint32_t>(i));
+          if (row[i] >= -FLT_MAX && k < last) want.push_back(k);
+        }
+        std::vector<uint64_t> keys(n + bd::kCompressSlack, 7);
+        const size_t got = bd::RowKeysBelow(row.data(), n, last, keys.data());
+        mismatches += got != want.size();
+        for (size_t j = 0; j < std::min(got, want.size()); ++j) mismatches += keys[j] != want[j];
+        std::vector<int32_t> ids(got + 1, -7);
+        std::vector<float> logits(got + 1, -7.0f);
+        bd::UnpackKeys(keys.data(), got, ids.data(), logits.data());
+        for (size_t j = 0; j < std::min(got, want.size()); ++j) {
+          const size_t i = 0xFFFFFFFFu - static_cast<uint32_t>(want[j]);
+          const float x = row[i] == 0.0f ? 0.0f : row[i];
+          mismatches += ids[j] != static_cast<int32_t>(i) ||
+                        std::memcmp(&logits[j], &x, sizeof(float)) != 0;
+        }
+        mismatches += ids[got] != -7 || logits[got] != -7.0f;
+        ++checked;
+      }
+    }
+  });
+  MESSAGE(checked << " key sets checked");
   CHECK(mismatches == 0);
 }
 

@@ -1,0 +1,125 @@
+#include "kernels/order_keys.h"
+
+#include <cfloat>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/order_keys.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include "kernels/wasm_compress-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace bd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+size_t RowKeysBelowImpl(const float* HWY_RESTRICT row, size_t n, uint64_t last,
+                        uint64_t* HWY_RESTRICT keys) {
+  size_t count = 0, i = 0;
+#if HWY_TARGET != HWY_SCALAR  // (no halves of a one-lane vector)
+  const hn::ScalableTag<float> d;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  const hn::RebindToSigned<decltype(d)> di;
+  const hn::Half<decltype(du)> dh;
+  const hn::Rebind<uint64_t, decltype(dh)> d64;
+  const size_t N = hn::Lanes(d);
+  // Unsigned 32-bit order as signed order after flipping the top bit (no
+  // unsigned compare on every target). key < last: its high half below
+  // last's, or equal with the low half below.
+  const auto top = hn::Set(du, 0x80000000u);
+  const auto last_hi = hn::Set(di, static_cast<int32_t>(static_cast<uint32_t>(last >> 32) ^ 0x80000000u));
+  const auto last_lo = hn::Set(di, static_cast<int32_t>(static_cast<uint32_t>(last) ^ 0x80000000u));
+  const auto lowest = hn::Set(d, -FLT_MAX);
+  const auto all_ones = hn::Set(du, 0xFFFFFFFFu);
+  const auto iota = hn::Iota(du, 0);
+  for (; i + N <= n; i += N) {
+    const auto v = hn::LoadU(d, row + i);
+    const auto folded = hn::IfThenZeroElse(hn::Eq(v, hn::Zero(d)), v);
+    const auto bits = hn::BitCast(du, folded);
+    // OrderedBits: negatives flip every bit, the others the sign.
+    const auto negative = hn::BitCast(du, hn::BroadcastSignBit(hn::BitCast(di, bits)));
+    const auto hi = hn::Xor(bits, hn::Or(negative, top));
+    const auto lo = hn::Sub(all_ones, hn::Add(iota, hn::Set(du, static_cast<uint32_t>(i))));
+    const auto hi_s = hn::BitCast(di, hn::Xor(hi, top));
+    const auto lo_s = hn::BitCast(di, hn::Xor(lo, top));
+    const auto below =
+        hn::Or(hn::Lt(hi_s, last_hi), hn::And(hn::Eq(hi_s, last_hi), hn::Lt(lo_s, last_lo)));
+    const auto keep = hn::And(hn::RebindMask(du, hn::Ge(v, lowest)), hn::RebindMask(du, below));
+#if HWY_TARGET == HWY_WASM
+    const uint32_t mask_bits = WasmMaskBits(keep);
+    if (mask_bits == 0) continue;
+    const auto hi_c = WasmCompress(hi, mask_bits);
+    const auto lo_c = WasmCompress(lo, mask_bits);
+    const size_t kept = static_cast<size_t>(__builtin_popcount(mask_bits));
+#else
+    if (hn::AllFalse(du, keep)) continue;
+    const auto hi_c = hn::Compress(hi, keep);
+    const auto lo_c = hn::Compress(lo, keep);
+    const size_t kept = hn::CountTrue(du, keep);
+#endif
+    // Whole vectors into the slack: lanes past the count are don't-care.
+    const auto k0 = hn::Or(hn::ShiftLeft<32>(hn::PromoteTo(d64, hn::LowerHalf(dh, hi_c))),
+                           hn::PromoteTo(d64, hn::LowerHalf(dh, lo_c)));
+    const auto k1 = hn::Or(hn::ShiftLeft<32>(hn::PromoteTo(d64, hn::UpperHalf(dh, hi_c))),
+                           hn::PromoteTo(d64, hn::UpperHalf(dh, lo_c)));
+    hn::StoreU(k0, d64, keys + count);
+    hn::StoreU(k1, d64, keys + count + N / 2);
+    count += kept;
+  }
+#endif
+  for (; i < n; ++i) {
+    const float x = row[i];
+    const uint64_t key = OrderKey(x, static_cast<int32_t>(i));
+    keys[count] = key;
+    count += (x >= -FLT_MAX) & (key < last);
+  }
+  return count;
+}
+
+void UnpackKeysImpl(const uint64_t* HWY_RESTRICT keys, size_t n, int32_t* HWY_RESTRICT ids,
+                    float* HWY_RESTRICT logits) {
+  size_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<uint32_t> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  const hn::RebindToFloat<decltype(du)> df;
+  const hn::Repartition<uint64_t, decltype(du)> d64;
+  const size_t N = hn::Lanes(du);
+  const auto top = hn::Set(du, 0x80000000u);
+  const auto all_ones = hn::Set(du, 0xFFFFFFFFu);
+  for (; i + N <= n; i += N) {
+    const auto a = hn::BitCast(du, hn::LoadU(d64, keys + i));
+    const auto b = hn::BitCast(du, hn::LoadU(d64, keys + i + N / 2));
+    const auto lo = hn::ConcatEven(du, b, a);  // the low halves, in order
+    const auto hi = hn::ConcatOdd(du, b, a);
+    // FromOrderedBits: a clear top bit (a negative float) flips every bit.
+    const auto was_negative =
+        hn::BitCast(du, hn::BroadcastSignBit(hn::BitCast(di, hn::Xor(hi, top))));
+    hn::StoreU(hn::BitCast(di, hn::Sub(all_ones, lo)), di, ids + i);
+    hn::StoreU(hn::BitCast(df, hn::Xor(hi, hn::Or(was_negative, top))), df, logits + i);
+  }
+#endif
+  for (; i < n; ++i) {
+    ids[i] = KeyId(keys[i]);
+    logits[i] = KeyLogit(keys[i]);
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace bd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace bd {
+HWY_EXPORT(RowKeysBelowImpl);
+HWY_EXPORT(UnpackKeysImpl);
+
+size_t RowKeysBelow(const float* row, size_t n, uint64_t last, uint64_t* keys) {
+  return HWY_DYNAMIC_DISPATCH(RowKeysBelowImpl)(row, n, last, keys);
+}
+void UnpackKeys(const uint64_t* keys, size_t n, int32_t* ids, float* logits) {
+  HWY_DYNAMIC_DISPATCH(UnpackKeysImpl)(keys, n, ids, logits);
+}
+}  // namespace bd
+#endif  // HWY_ONCE
