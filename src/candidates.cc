@@ -19,12 +19,17 @@
 namespace bd {
 namespace {
 
+// The radix sort's wide counts, where the workspace has them.
+uint32_t* WideCounts(Workspace& ws) {
+  return ws.radix_counts.empty() ? nullptr : ws.radix_counts.data();
+}
+
 // Puts the largest `m` of ids/logits[0..n) first, in order. O(n + m log m).
-void PartialSortByKey(int32_t* ids, float* logits, size_t n, size_t m,
-                      uint64_t* keys, uint64_t* scratch) {
+void PartialSortByKey(int32_t* ids, float* logits, size_t n, size_t m, Workspace& ws) {
+  uint64_t* keys = ws.keys.data();
   for (size_t i = 0; i < n; ++i) keys[i] = OrderKey(logits[i], ids[i]);
   if (m < n) std::nth_element(keys, keys + m, keys + n, std::greater<uint64_t>());
-  SortKeysDescending(keys, m, scratch);
+  SortKeysDescending(keys, m, ws.sort_scratch.data(), WideCounts(ws));
   UnpackKeys(keys, n, ids, logits);
 }
 
@@ -115,7 +120,7 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
           have > 0 ? OrderKey(ws.logits[have - 1], ws.ids[have - 1]) : ~uint64_t{0};
       uint64_t* keys = ws.keys.data();
       const size_t n = RowKeysBelow(c.row, c.vocab, last, keys);
-      SortKeysDescending(keys, n, ws.sort_scratch.data());
+      SortKeysDescending(keys, n, ws.sort_scratch.data(), WideCounts(ws));
       UnpackKeys(keys, n, ws.ids.data() + have, ws.logits.data() + have);
       c.ids = ws.ids.data();
       c.logits = ws.logits.data();
@@ -165,7 +170,7 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
     // is cut down first.
     constexpr size_t kSortAllFactor = 3;
     const size_t take = n <= kSortAllFactor * (want - have) ? n : want - have;
-    PartialSortByKey(g_ids, g_logits, n, take, ws.keys.data(), ws.sort_scratch.data());
+    PartialSortByKey(g_ids, g_logits, n, take, ws);
     std::memcpy(ws.ids.data() + have, g_ids, take * sizeof(int32_t));
     std::memcpy(ws.logits.data() + have, g_logits, take * sizeof(float));
     c.ids = ws.ids.data();
@@ -179,7 +184,7 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
   c.list_exp = nullptr;  // reordered
   // The unsorted tail holds only entries below the sorted head.
   PartialSortByKey(c.ids + c.sorted, c.logits + c.sorted, c.size - c.sorted,
-                   want - c.sorted, ws.keys.data(), ws.sort_scratch.data());
+                   want - c.sorted, ws);
   c.sorted = want;
 }
 

@@ -2,6 +2,7 @@
 
 #include "kernels/blocks.h"
 #include "kernels/histogram.h"
+#include "kernels/key_sort.h"
 #include "kernels/threshold.h"
 
 namespace bd {
@@ -22,6 +23,7 @@ void Workspace::Reserve(size_t vocab) {
   tmp_logits.resize(n);
   keys.resize(n);
   sort_scratch.resize(n);
+  if (vocab >= kWideRadixMin) radix_counts.resize(kWideRadixCounts);
   probs.resize(n);
   stage_i32.resize(n);
   stage_f32.resize(n);

@@ -26,6 +26,7 @@ struct Workspace {
   std::vector<float> tmp_logits;
   std::vector<uint64_t> keys;    // (logit, id) sort keys of survivors
   std::vector<uint64_t> sort_scratch;  // the radix sort's second buffer
+  std::vector<uint32_t> radix_counts;  // its 16-bit digits' counts (vocab >= kWideRadixMin)
   std::vector<double> probs;     // explicit candidate probabilities
   std::vector<double> prefix_p;  // sorted probabilities handed to Bregman
   BregmanWorkspace bregman;

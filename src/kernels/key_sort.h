@@ -11,7 +11,13 @@
 
 namespace bd {
 
+// From this many keys on a sort given wide_counts takes 16-bit digits.
+constexpr size_t kWideRadixMin = 65536;
+constexpr size_t kWideRadixCounts = 2 * 65536;
+
 // Sorts keys[0..n) descending. scratch: room for n keys (overwritten).
-void SortKeysDescending(uint64_t* keys, size_t n, uint64_t* scratch);
+// wide_counts: null, or room for kWideRadixCounts (overwritten).
+void SortKeysDescending(uint64_t* keys, size_t n, uint64_t* scratch,
+                        uint32_t* wide_counts = nullptr);
 
 }  // namespace bd

@@ -492,7 +492,28 @@ TEST_CASE("SortKeysDescending equals std::sort descending (radix and comparison 
     }
     std::vector<uint64_t> want = keys;
     std::sort(want.begin(), want.end(), std::greater<uint64_t>());
+    std::vector<uint64_t> wide = keys;
     bd::SortKeysDescending(keys.data(), n, scratch.data());
+    CHECK(keys == want);
+    // The 16-bit digits (n is past kWideRadixMin).
+    std::vector<uint32_t> counts(bd::kWideRadixCounts);
+    bd::SortKeysDescending(wide.data(), n, scratch.data(), counts.data());
+    CHECK(wide == want);
+  }
+  // 16-bit digits on candidate-like keys: every digit shared but the lowest
+  // (a no-op pass), ties in the high half, and exactly kWideRadixMin keys.
+  for (uint32_t spread : {0x0000FFFFu, 0x00FF00FFu}) {
+    const size_t n = bd::kWideRadixMin;
+    std::vector<uint64_t> keys(n), scratch(n);
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t hi = i % 3 == 0 ? 0xBF800000u : 0xBF800000u + static_cast<uint32_t>(rng() & spread);
+      keys[i] = (static_cast<uint64_t>(hi) << 32) | (0xFFFFFFFFu - static_cast<uint32_t>(i));
+    }
+    std::shuffle(keys.begin(), keys.end(), rng);
+    std::vector<uint64_t> want = keys;
+    std::sort(want.begin(), want.end(), std::greater<uint64_t>());
+    std::vector<uint32_t> counts(bd::kWideRadixCounts, 7u);
+    bd::SortKeysDescending(keys.data(), n, scratch.data(), counts.data());
     CHECK(keys == want);
   }
 }
