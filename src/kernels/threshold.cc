@@ -13,6 +13,30 @@ namespace bd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// Stores the lanes of v and id (and of w_in's vector when kWithW) that keep
+// selects at out + count, in order, as whole vectors (the lanes past the
+// count land in the documented slack: cheaper than masked compress-stores on
+// every target, and no branch), and returns the new count. In place (out at
+// or before the lanes' own place) is fine: each vector is loaded first.
+template <bool kWithW, class D, class M>
+HWY_INLINE size_t StoreKept(D d, M keep, hn::Vec<D> v, hn::Vec<hn::RebindToSigned<D>> id,
+                            const float* w_in, float* vals_out, int32_t* ids_out,
+                            float* w_out, size_t count) {
+  const hn::RebindToSigned<D> di;
+#if HWY_TARGET == HWY_WASM
+  const uint32_t bits = WasmMaskBits(keep);
+  hn::StoreU(WasmCompress(v, bits), d, vals_out + count);
+  hn::StoreU(WasmCompress(id, bits), di, ids_out + count);
+  if (kWithW) hn::StoreU(WasmCompress(hn::LoadU(d, w_in), bits), d, w_out + count);
+  return count + static_cast<size_t>(__builtin_popcount(bits));
+#else
+  hn::StoreU(hn::Compress(v, keep), d, vals_out + count);
+  hn::StoreU(hn::Compress(id, hn::RebindMask(di, keep)), di, ids_out + count);
+  if (kWithW) hn::StoreU(hn::Compress(hn::LoadU(d, w_in), keep), d, w_out + count);
+  return count + hn::CountTrue(d, keep);
+#endif
+}
+
 // Calls f(begin, end) for each run of consecutive blocks that may hold an
 // entry >= t (all of [0, n) without block maxima).
 template <class F>
@@ -128,19 +152,12 @@ HWY_INLINE size_t GatherRange(const float* HWY_RESTRICT row, size_t n, float lo,
 #if HWY_TARGET == HWY_WASM
       // No branch: a dense keep pattern (a large nucleus) would mispredict
       // it on most vectors; an empty store lands in the slack.
-      const uint32_t bits = WasmMaskBits(keep);
-      hn::StoreU(WasmCompress(v, bits), d, vals_out + count);
-      hn::StoreU(WasmCompress(ids, bits), di, ids_out + count);
-      if (kWithW) hn::StoreU(WasmCompress(hn::LoadU(d, w + i), bits), d, w_out + count);
-      count += static_cast<size_t>(__builtin_popcount(bits));
+      count = StoreKept<kWithW>(d, keep, v, ids, kWithW ? w + i : nullptr, vals_out, ids_out,
+                                  w_out, count);
 #else
       if (!hn::AllFalse(d, keep)) {
-        // Compress in registers and store whole vectors (the documented
-        // slack): cheaper than masked compress-stores on every target.
-        hn::StoreU(hn::Compress(v, keep), d, vals_out + count);
-        hn::StoreU(hn::Compress(ids, hn::RebindMask(di, keep)), di, ids_out + count);
-        if (kWithW) hn::StoreU(hn::Compress(hn::LoadU(d, w + i), keep), d, w_out + count);
-        count += hn::CountTrue(d, keep);
+        count = StoreKept<kWithW>(d, keep, v, ids, kWithW ? w + i : nullptr, vals_out, ids_out,
+                                  w_out, count);
       }
 #endif
       ids = hn::Add(ids, step);
@@ -217,18 +234,7 @@ HWY_INLINE size_t CompactAboveCutT(int32_t* HWY_RESTRICT ids, float* HWY_RESTRIC
     const auto id = hn::LoadU(di, ids + i);
     const auto on_cut = hn::And(hn::Eq(v, vcut), hn::RebindMask(d, hn::Not(hn::Gt(id, vid))));
     const auto keep = hn::Or(hn::Gt(v, vcut), on_cut);
-#if HWY_TARGET == HWY_WASM
-    const uint32_t bits = WasmMaskBits(keep);
-    hn::StoreU(WasmCompress(v, bits), d, vals + count);
-    hn::StoreU(WasmCompress(id, bits), di, ids + count);
-    if (kWithW) hn::StoreU(WasmCompress(hn::LoadU(d, w + i), bits), d, w + count);
-    count += static_cast<size_t>(__builtin_popcount(bits));
-#else
-    hn::StoreU(hn::Compress(v, keep), d, vals + count);
-    hn::StoreU(hn::Compress(id, hn::RebindMask(di, keep)), di, ids + count);
-    if (kWithW) hn::StoreU(hn::Compress(hn::LoadU(d, w + i), keep), d, w + count);
-    count += hn::CountTrue(d, keep);
-#endif
+    count = StoreKept<kWithW>(d, keep, v, id, kWithW ? w + i : nullptr, vals, ids, w, count);
   }
   for (; i < n; ++i) {
     const bool keep = vals[i] > cut || (vals[i] == cut && ids[i] <= cut_id);
