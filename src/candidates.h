@@ -54,9 +54,14 @@ struct Candidates {
 
   // The list's exps, list-aligned, or null: list_exp[i] =
   // exp((logits[i] - list_exp_max) * list_exp_scale) exactly as the exp pass
-  // computes it, list_exp_max is the list's max and its ids ascend. Left by a
-  // stage that had them anyway (top-p and typical on the row); the draw sums
-  // them instead of recomputing (SumBlocks: the same bits). Every change to
+  // computes it, and the list's ids ascend. Left by a stage that had them
+  // anyway (top-p and typical on the row). list_exp_max is the row's max,
+  // which for top-p (it keeps the max) is the list's, and for typical the
+  // max its walk measured the kept mass from: at the draw's scale these
+  // exps are the list's weights by definition (the same law as exps from
+  // the list's own max, not always the same bits), and the draw sums them
+  // instead of recomputing (SumBlocks: the same bits). They never all
+  // underflow: the kept mass passes the stage's target. Every change to
   // the list drops them: the helpers below do, and so must a stage that
   // writes c.logits itself (tests/native/test_decoder.cc checks each stage
   // after top-p against a decoder that never reuses them).
@@ -85,7 +90,7 @@ void TruncateToSorted(Candidates& c, size_t j);
 
 // Makes the n entries a gather from the row left in ws.ids / ws.logits
 // (ascending ids) the candidate list, with exps (null: none) as its
-// list_exp, measured from max at scale (max must then be the list's max).
+// list_exp, measured from max at scale (the weights the draw then uses).
 void TakeRowGather(Candidates& c, size_t n, Workspace& ws, const float* exps, float max,
                    float scale);
 

@@ -312,13 +312,15 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     // Canonical orders: sorted, or ascending ids (a gathered list); anything
     // else (a partially sorted list) is sorted first.
     const float scale = static_cast<float>(1.0 / c.temperature);
-    // A stage's exps of this very list (ascending ids, its max) at this
-    // scale: summed as they are, the same bits as the exp pass below.
-    const bool reuse = g_reuse_list_exps && c.list_exp != nullptr && !c.probs_valid &&
-                       c.list_exp_scale == scale;
+    // A stage's exps of this very list (ascending ids) at this scale are
+    // its weights, measured from the max the stage measured them from
+    // (Candidates::list_exp); summed as they are, or recomputed (the same
+    // bits) when reuse is switched off for testing.
+    const bool measured = c.list_exp != nullptr && !c.probs_valid && c.list_exp_scale == scale;
+    const bool reuse = g_reuse_list_exps && measured;
     // A sorted list (Bregman's q) needs no scan: it is canonical already.
     const bool sorted = c.sorted >= c.size;
-    const ListScan scan = reuse    ? ListScan{true, c.list_exp_max}
+    const ListScan scan = measured ? ListScan{true, c.list_exp_max}
                           : sorted ? ListScan{false, 0.0f}
                                    : ScanList(c.ids, c.logits, c.size);
     if (!scan.ids_ascending) EnsureSorted(c, c.size, ws_);

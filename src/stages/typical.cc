@@ -294,17 +294,24 @@ bool KeepRowBand(Candidates& c, const Span& s, const float* e, double center, do
     c.sorted = 0;
     return false;
   }
-  // The draw may sum these exps when the row's maximum is among them (then
-  // it is the list's maximum too).
-  const bool max_kept = ties_out == 0 && max >= f.lo && max <= f.hi;
-  TakeRowGather(c, n, ws, max_kept ? list_exp : nullptr, max, scale);
   if (ties_out > 0) {
-    // Drop the ties beyond the stopping id (rare: an exactly equal distance).
-    CompactList(c, [&c, last_id, center, stop](size_t i) {
-      return !(c.ids[i] > last_id &&
-               std::fabs(static_cast<double>(c.logits[i]) - center) == stop);
-    });
+    // Drop the ties beyond the stopping id (rare: an exactly equal
+    // distance), with their exps.
+    int32_t* ids = ws.ids.data();
+    float* logits = ws.logits.data();
+    size_t j = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (ids[i] > last_id && std::fabs(static_cast<double>(logits[i]) - center) == stop) continue;
+      ids[j] = ids[i];
+      logits[j] = logits[i];
+      list_exp[j] = list_exp[i];
+      ++j;
+    }
+    n = j;
   }
+  // The draw weighs the survivors by the walk's own exps (from the row's
+  // maximum; see Candidates::list_exp).
+  TakeRowGather(c, n, ws, list_exp, max, scale);
   return true;
 }
 
@@ -540,8 +547,8 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
     // The survivors as a list in ascending ids (the draw's canonical order,
     // so it needs no sort): a bitmap of the kept ids (most of them come in
     // ascending runs, so each word is built in a register), then its set
-    // bits in order, with their exps: the draw's list_exp when the row's
-    // (first) maximum survives, which makes the row's max the list's.
+    // bits in order, with their exps (from the row's maximum): the draw's
+    // weights (Candidates::list_exp).
     uint64_t* bits = ws.sort_scratch.data();
     const size_t words = (c.vocab + 63) / 64;
     std::fill(bits, bits + words, uint64_t{0});
@@ -557,8 +564,6 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
       word |= uint64_t{1} << (id & 63);
     }
     bits[word_at] |= word;
-    const size_t top = FindFirstEqual(c.row, c.vocab, max, RowBlocks(c));
-    const bool max_kept = top < c.vocab && ((bits[top >> 6] >> (top & 63)) & 1u);
     float* list_exp = ws.stage_f32.data();
     size_t j = 0;
     for (size_t w = 0; w < words; ++w) {
@@ -566,11 +571,11 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
         const size_t id = w * 64 + static_cast<size_t>(__builtin_ctzll(set));
         ws.ids[j] = static_cast<int32_t>(id);
         ws.logits[j] = c.row[id];
-        if (max_kept) list_exp[j] = e[id];
+        list_exp[j] = e[id];
         ++j;
       }
     }
-    TakeRowGather(c, kept, ws, max_kept ? list_exp : nullptr, max, scale);
+    TakeRowGather(c, kept, ws, list_exp, max, scale);
     return;
   }
   // A list: compact in place, keeping the list order (and what is left of

@@ -37,6 +37,7 @@
 #include "kernels/target_name.h"
 #include "rng.h"
 #include "sampler_state.h"
+#include "draw_twin.h"
 #include "exp_twin.h"
 
 namespace {
@@ -166,46 +167,9 @@ std::vector<uint64_t> ChainHashes(size_t steps) {
   return hashes;
 }
 
+using bd_test::DrawTwin;
 using bd_test::ExpF32Twin;
-
-// The documented draw, written plainly: block sums in the virtual-lane
-// layout, the first index whose running sum exceeds u * Z.
-struct TwinDraw {
-  int32_t token;
-  double gap;  // |u Z - nearest CDF boundary| / Z
-};
-TwinDraw DrawTwin(const std::vector<float>& row, float max, float scale, double u) {
-  const size_t n = row.size();
-  std::vector<float> e(n), bs;
-  for (size_t i = 0; i < n; ++i) e[i] = ExpF32Twin((row[i] - max) * scale);
-  double z = 0.0;
-  for (size_t b = 0; b < n; b += 256) {
-    float lanes[16] = {0};
-    for (size_t i = b; i < std::min(n, b + 256); ++i) lanes[(i - b) % 16] += e[i];
-    for (size_t w = 8; w >= 1; w /= 2)
-      for (size_t j = 0; j < w; ++j) lanes[j] = lanes[j] + lanes[j + w];
-    bs.push_back(lanes[0]);
-    z += lanes[0];
-  }
-  const double target = u * z;
-  double cum = 0.0;
-  size_t b = 0;
-  for (; b < bs.size(); ++b) {
-    if (bs[b] > 0.0f && cum + bs[b] > target) break;
-    cum += bs[b];
-  }
-  REQUIRE(b < bs.size());
-  double gap = std::fabs(target - cum);
-  int32_t pick = -1;
-  for (size_t i = b * 256; i < std::min(n, b * 256 + 256); ++i) {
-    if (!(e[i] > 0.0f)) continue;
-    pick = static_cast<int32_t>(i);
-    cum += e[i];
-    gap = std::min(gap, std::fabs(target - cum));
-    if (cum > target) break;
-  }
-  return TwinDraw{pick, gap / z};
-}
+using bd_test::TwinDraw;
 
 // A row whose CDF has a boundary at token `split` placed as close to u as
 // float logits allow: tokens [0, split) at logit a, the rest at 0, with a

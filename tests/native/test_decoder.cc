@@ -16,6 +16,7 @@
 #include "reference/bregman_oracle.h"
 #include "reference/sampler_reference.h"
 #include "rng.h"
+#include "draw_twin.h"
 
 namespace {
 
@@ -175,39 +176,53 @@ TEST_CASE("seeded draws: deterministic, and the empirical law matches p") {
   CHECK(std::fabs(kept[1] / double(n) - 0.6 / 0.9) < 0.018);
 }
 
-TEST_CASE("a draw from a list gathered from the row is the row draw of that list (exps reused)") {
-  // Top-p on a large nucleus and typical leave the kept list's exps; the
-  // draw over the list (ascending ids) sums them instead of recomputing. It
-  // must draw what the untruncated draw draws from the list's logits alone,
-  // in id order.
+TEST_CASE("a draw from a list gathered from the row weighs it by the row's exps (reused)") {
+  // Top-p on a large nucleus and typical leave the kept list's exps, measured
+  // from the row's maximum; the draw over the list (ascending ids) sums them
+  // instead of recomputing. It must draw what the documented draw (the
+  // plain twin) draws from the list's logits in id order with exps from the
+  // row's maximum; for top-p, which keeps that maximum, that is also the
+  // untruncated draw of the list alone.
   std::mt19937_64 rng(23);
   bd::Decoder dec, plain;
-  size_t reused = 0, draws = 0;
+  size_t reused = 0, draws = 0, max_left_out = 0;
   for (size_t v : {3000, 32000, 100000}) {
     for (double s : {0.5, 0.8, 1.1}) {
       const std::vector<float> row = LlmRow(v, rng, s);
-      for (int variant = 0; variant < 4; ++variant) {
+      const float row_max = *std::max_element(row.begin(), row.end());
+      for (int variant = 0; variant < 5; ++variant) {
         bd::DecodeOptions o;
         if (variant < 3) o.top_p = variant == 0 ? 0.9f : 0.99f;
         if (variant == 2) o.min_p = 0.01f;  // a second truncation of the gathered list
         if (variant == 3) o.typical.p = 0.9f;
+        if (variant == 4) o.typical.p = 0.2f;  // a band that leaves the row's top out
         REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
         std::vector<int32_t> kept(dec.ids(), dec.ids() + dec.k());
         std::sort(kept.begin(), kept.end());
         std::vector<float> list(kept.size());
         for (size_t i = 0; i < kept.size(); ++i) list[i] = row[kept[i]];
+        const float list_max = *std::max_element(list.begin(), list.end());
+        max_left_out += list_max < row_max;
         for (uint64_t step = 0; step < 40; ++step) {
           o.seed = 5;
           o.step = step;
-          bd::DecodeOptions none;
-          none.seed = 5;
-          none.step = step;
           REQUIRE(dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
-          REQUIRE(plain.Sample(list.data(), list.size(), none) == bd::StatusCode::kOk);
           CAPTURE(v);
           CAPTURE(s);
           CAPTURE(variant);
-          REQUIRE(dec.token() == kept[plain.token()]);
+          if (variant < 3) {
+            bd::DecodeOptions none;
+            none.seed = 5;
+            none.step = step;
+            REQUIRE(plain.Sample(list.data(), list.size(), none) == bd::StatusCode::kOk);
+            REQUIRE(dec.token() == kept[plain.token()]);
+          }
+          // (min-p after top-p changes the list: exps from its own max,
+          // which top-p kept.)
+          const bd_test::TwinDraw want =
+              bd_test::DrawTwin(list, row_max, 1.0f, bd::UniformDraw(5, step));
+          REQUIRE(want.token >= 0);
+          REQUIRE(dec.token() == kept[want.token]);
           reused += dec.draw_reused_exps();
           ++draws;
         }
@@ -216,6 +231,7 @@ TEST_CASE("a draw from a list gathered from the row is the row draw of that list
   }
   MESSAGE(reused << " of " << draws << " draws read the row's exps");
   CHECK(reused * 2 > draws);
+  CHECK(max_left_out >= 3);  // the typical lists without the row's maximum were drawn too
 }
 
 TEST_CASE("every stage after top-p / typical: the draw equals a decoder's that never reuses list exps") {
