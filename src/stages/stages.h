@@ -57,6 +57,9 @@ size_t TypicalHistogramBandMissesForTesting();
 void SetTypicalHistogramBandLimitForTesting(uint32_t limit);
 // Row cuts that took their annulus and survivors from that band's tokens.
 size_t TypicalBandListCutsForTesting();
+// Histograms whose sampled reach fell short of the stop (then redone with
+// the full reach).
+size_t TypicalHistogramReachMissesForTesting();
 
 // Keeps p_i >= min_p * p_max, i.e. logit_i >= max + T log(min_p) (llama.cpp),
 // and at least min_keep.

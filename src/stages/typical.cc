@@ -109,6 +109,7 @@ bool g_histogram_bands = true;  // SetTypicalHistogramBandsForTesting
 uint32_t g_histogram_band_limit = 0;  // SetTypicalHistogramBandLimitForTesting
 thread_local size_t g_histogram_band_hits = 0;
 thread_local size_t g_histogram_band_misses = 0;
+thread_local size_t g_histogram_reach_misses = 0;
 thread_local size_t g_band_list_cuts = 0;  // KeepRowBand from the band's list
 
 // The distance histogram's first bracket needs only the buckets up to the
@@ -130,8 +131,22 @@ thread_local size_t g_band_list_cuts = 0;  // KeepRowBand from the band's list
 constexpr size_t kSampleRuns = 16;
 constexpr size_t kSampleRun = 256;
 constexpr double kBandShare = 0.15;
-uint32_t SampledBandLimit(const Span& s, const float* e, float center, float inv_width,
-                          double p, double z) {
+// The same sample also sets the histogram's reach: a reach from the
+// exp's underflow (~88 T around the centre) spreads a flat row's distances
+// over a few hundred of the 4096 buckets, ~1 800 tokens in the stop's,
+// which then takes a bisection pass to narrow. The reach is cut to
+// kReachPerStop times the sampled stop (and kReachPerBand times the band's
+// edge), so the stop's bucket holds a few hundred; everything beyond it
+// falls in the last bucket, and a stop beyond it (a sample far off) takes
+// the full reach again.
+constexpr double kReachPerStop = 3.0;
+constexpr double kReachPerBand = 1.5;
+struct SampledBand {
+  float inv_width;  // the histogram's buckets per logit unit
+  uint32_t limit;   // buckets [0, limit) most likely hold the stop (kMassBuckets: no band)
+};
+SampledBand SampleBand(const Span& s, const float* e, float center, float inv_width,
+                       double p, double z) {
   constexpr uint32_t kFine = 8;  // buckets per bin
   constexpr uint32_t kBins = kMassBuckets / kFine;
   double mass[kBins] = {};
@@ -169,10 +184,20 @@ uint32_t SampledBandLimit(const Span& s, const float* e, float center, float inv
   while (last + 1 < kBins && static_cast<double>(within + count[last + 1]) <= budget) {
     within += count[++last];
   }
-  const uint32_t limit = (last + 2) * kFine;  // one bin more
-  if (limit >= kMassBuckets) return kMassBuckets;
-  if (static_cast<double>(within) > kBandShare * static_cast<double>(sampled)) return kMassBuckets;
-  return limit;
+  // In logit units: the stop's bin's upper edge and the band's (one bin more).
+  const double width = 1.0 / static_cast<double>(inv_width);
+  const double stop_edge = static_cast<double>((stop + 1) * kFine) * width;
+  const double band_edge = static_cast<double>((last + 2) * kFine) * width;
+  const double reach =
+      std::max(kReachPerStop * stop_edge, kReachPerBand * band_edge);
+  SampledBand out{inv_width, static_cast<uint32_t>(kMassBuckets)};
+  if (reach < static_cast<double>(kMassBuckets) * width) {
+    out.inv_width = static_cast<float>(static_cast<double>(kMassBuckets) / reach);
+  }
+  if (static_cast<double>(within) > kBandShare * static_cast<double>(sampled)) return out;
+  const double limit = std::ceil(band_edge * static_cast<double>(out.inv_width)) + 1.0;
+  if (limit < static_cast<double>(kMassBuckets)) out.limit = static_cast<uint32_t>(limit);
+  return out;
 }
 
 }  // namespace
@@ -183,6 +208,7 @@ void SetTypicalHistogramBandsForTesting(bool on) { g_histogram_bands = on; }
 size_t TypicalHistogramBandHitsForTesting() { return g_histogram_band_hits; }
 size_t TypicalHistogramBandMissesForTesting() { return g_histogram_band_misses; }
 void SetTypicalHistogramBandLimitForTesting(uint32_t limit) { g_histogram_band_limit = limit; }
+size_t TypicalHistogramReachMissesForTesting() { return g_histogram_reach_misses; }
 size_t TypicalBandListCutsForTesting() { return g_band_list_cuts; }
 
 namespace {
@@ -367,65 +393,80 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
       BandTotals ta{kept, cum}, tb{n, z};
       const double base = std::max(r_done, 0.0);
       if (round == 0 && n >= kHistogramMin) {
-        // One pass: mass and count per distance bucket. Every distance with
-        // e > 0 is below `reach` (e = 0 below x = -87.3, and c* is a mean of
-        // such x). A radius `slack` inside bucket k's lower edge holds only
-        // buckets < k, one `slack` past its upper edge all buckets <= k
-        // (slack bounds the float rounding of the bucket coordinate), so the
-        // histogram's prefix sums bound the bands' totals: a short prefix
-        // gives a short radius, an enough prefix a radius past the stop
-        // (what the bisection below and the walk's fallbacks rely on).
-        const double reach = std::max(static_cast<double>(max) - center,
-                                      center - (static_cast<double>(max) - 88.0 * temp));
-        const float inv_width = static_cast<float>(kMassBuckets / reach);
-        const double width = 1.0 / static_cast<double>(inv_width);
-        const double slack = 1e-6 * (std::fabs(center) + reach);
+        // One pass: mass and count per distance bucket (the last also
+        // everything beyond the reach). A radius `slack` inside bucket k's
+        // lower edge holds only buckets < k, one `slack` past its upper
+        // edge all buckets <= k (slack bounds the float rounding of the
+        // bucket coordinate), so the histogram's prefix sums bound the
+        // bands' totals: a short prefix gives a short radius, an enough
+        // prefix a radius past the stop (what the bisection below and the
+        // walk's fallbacks rely on). Every distance with e > 0 is below
+        // the full reach (e = 0 below x = -87.3, and c* is a mean of such
+        // x); the sample cuts it down (SampleBand).
+        const double full_reach = std::max(static_cast<double>(max) - center,
+                                           center - (static_cast<double>(max) - 88.0 * temp));
+        const float full_inv_width = static_cast<float>(kMassBuckets / full_reach);
         double* mass = ws.hist_mass.data();
         uint32_t* in_bucket = ws.hist_count.data();
         const float center_f = static_cast<float>(center);
-        // Buckets [0, valid) hold the full histogram's sums.
-        uint32_t valid = !g_histogram_bands          ? static_cast<uint32_t>(kMassBuckets)
-                         : g_histogram_band_limit > 0 ? g_histogram_band_limit
-                                                      : SampledBandLimit(s, e, center_f, inv_width,
-                                                                         p.p, z);
-        if (valid < kMassBuckets) {
-          float band_lo, band_hi;
-          DistanceBucketBand(center_f, inv_width, valid, &band_lo, &band_hi);
-          // On the row into ws.ids / ws.logits (the row's sorted-prefix
-          // cache, dropped), where KeepRowBand takes its tokens from.
-          int32_t* band_ids = c.truncated ? g_idx : ws.ids.data();
-          float* band_logits = c.truncated ? g_val : ws.logits.data();
-          if (!c.truncated) c.size = 0;
-          const size_t m =
-              GatherInRange(s.v, s.len, band_lo, std::nextafter(band_hi, INFINITY), band_ids,
-                            band_logits, c.truncated ? nullptr : RowBlocks(c));
-          DistanceHistogramOf(band_ids, band_logits, m, e, center_f, inv_width, valid, mass,
-                              in_bucket);
-          if (!c.truncated) band = BandList{band_ids, band_logits, m, band_lo, band_hi};
-        } else {
-          DistanceHistogram(s.v, e, s.len, center_f, inv_width, mass, in_bucket);
-        }
-        BandTotals prefix{0, 0.0};
-        for (size_t k = 0; k + 1 < kMassBuckets; ++k) {
-          if (k == valid) {  // the band fell short of the stop: every bucket
-            ++g_histogram_band_misses;
+        const SampledBand sampled = SampleBand(s, e, center_f, full_inv_width, p.p, z);
+        for (int attempt = 0; attempt < 2; ++attempt) {
+          // The sample's reach, then (when it was narrowed and the stop lay
+          // beyond it: a sample far off) the full reach, without a band.
+          const float inv_width = attempt == 0 ? sampled.inv_width : full_inv_width;
+          const double width = 1.0 / static_cast<double>(inv_width);
+          const double slack =
+              1e-6 * (std::fabs(center) + static_cast<double>(kMassBuckets) * width);
+          // Buckets [0, valid) hold the full histogram's sums.
+          uint32_t valid = attempt > 0 || !g_histogram_bands ? static_cast<uint32_t>(kMassBuckets)
+                           : g_histogram_band_limit > 0       ? g_histogram_band_limit
+                                                              : sampled.limit;
+          if (attempt > 0) {
+            ++g_histogram_reach_misses;
+            band = BandList{};
+            a = r_done;
+            ta = BandTotals{kept, cum};
+          }
+          if (valid < kMassBuckets) {
+            float band_lo, band_hi;
+            DistanceBucketBand(center_f, inv_width, valid, &band_lo, &band_hi);
+            // On the row into ws.ids / ws.logits (the row's sorted-prefix
+            // cache, dropped), where KeepRowBand takes its tokens from.
+            int32_t* band_ids = c.truncated ? g_idx : ws.ids.data();
+            float* band_logits = c.truncated ? g_val : ws.logits.data();
+            if (!c.truncated) c.size = 0;
+            const size_t m =
+                GatherInRange(s.v, s.len, band_lo, std::nextafter(band_hi, INFINITY), band_ids,
+                              band_logits, c.truncated ? nullptr : RowBlocks(c));
+            DistanceHistogramOf(band_ids, band_logits, m, e, center_f, inv_width, valid, mass,
+                                in_bucket);
+            if (!c.truncated) band = BandList{band_ids, band_logits, m, band_lo, band_hi};
+          } else {
             DistanceHistogram(s.v, e, s.len, center_f, inv_width, mass, in_bucket);
-            valid = kMassBuckets;
           }
-          const double edge = static_cast<double>(k) * width - slack;
-          if (edge > a && short_of(prefix)) {
-            a = edge;
-            ta = prefix;
+          BandTotals prefix{0, 0.0};
+          for (size_t k = 0; k + 1 < kMassBuckets; ++k) {
+            if (k == valid) {  // the band fell short of the stop: every bucket
+              ++g_histogram_band_misses;
+              DistanceHistogram(s.v, e, s.len, center_f, inv_width, mass, in_bucket);
+              valid = kMassBuckets;
+            }
+            const double edge = static_cast<double>(k) * width - slack;
+            if (edge > a && short_of(prefix)) {
+              a = edge;
+              ta = prefix;
+            }
+            prefix.count += in_bucket[k];
+            prefix.sum_w += mass[k];
+            if (enough(prefix)) {
+              b = static_cast<double>(k + 1) * width + slack;
+              tb = prefix;
+              break;
+            }
           }
-          prefix.count += in_bucket[k];
-          prefix.sum_w += mass[k];
-          if (enough(prefix)) {
-            b = static_cast<double>(k + 1) * width + slack;
-            tb = prefix;
-            break;
-          }
+          if (valid < kMassBuckets) ++g_histogram_band_hits;
+          if (b < kInf || inv_width == full_inv_width) break;
         }
-        if (valid < kMassBuckets) ++g_histogram_band_hits;
       } else {
         for (double step = 0.25 * temp; step < 1e30; step *= 4.0) {
           const BandTotals t = probe.At(base + step);

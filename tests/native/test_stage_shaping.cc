@@ -786,9 +786,10 @@ TEST_CASE("typical: the histogram of a sampled distance band gives the full hist
   // Gaussian floor with a Zipf head: the band holds the stop), the same with
   // the sample's positions (16 runs of 256 candidates, evenly spread) raised
   // to just outside the typical set (the sample overstates the tail's mass,
-  // which the band's margin absorbs), and flat (the band
-  // would hold too much of the row: the full histogram at once); on the row
-  // and on a list. A band fixed far too short (16 buckets) checks the
+  // which the band's margin absorbs), flat (the band
+  // would hold too much of the row: the full histogram at once), and flat
+  // with the sample misled into a reach short of the stop (the histogram is
+  // redone with the full reach); on the row and on a list. A band fixed far too short (16 buckets) checks the
   // completion on every row. On the row, the cut then takes its annulus and
   // survivors from the band's tokens instead of the row.
   std::mt19937_64 rng(907);
@@ -799,9 +800,20 @@ TEST_CASE("typical: the histogram of a sampled distance band gives the full hist
   };
   std::vector<Row> rows;
   for (size_t v : {size_t{70000}, size_t{262144}}) {
-    for (int shape = 0; shape < 3; ++shape) {
+    for (int shape = 0; shape < 4; ++shape) {
       std::vector<float> row(v);
-      for (float& x : row) x = static_cast<float>((shape == 2 ? 1.0 : 1.5) * g(rng));
+      for (float& x : row) x = static_cast<float>((shape >= 2 ? 1.0 : 1.5) * g(rng));
+      if (shape == 3) {
+        // Flat, with the sample's positions near the centre (~1): for
+        // p = 0.5 the sample puts the stop within ~0.17 and cuts the
+        // histogram's reach to ~0.5, short of the true stop (~0.67): the
+        // full reach is taken again.
+        for (size_t run = 0; run < 16; ++run) {
+          for (size_t i = run * (v / 16); i < run * (v / 16) + 256; ++i) {
+            row[i] = i % 10 < 3 ? 0.75f : 1.0f;
+          }
+        }
+      }
       if (shape < 2) {
         for (size_t r = 0; r < 1000; ++r) {
           row[rng() % v] = static_cast<float>(12.0 - 1.1 * std::log(r + 1.0));
@@ -820,6 +832,7 @@ TEST_CASE("typical: the histogram of a sampled distance band gives the full hist
   const size_t hits0 = bd::TypicalHistogramBandHitsForTesting();
   const size_t misses0 = bd::TypicalHistogramBandMissesForTesting();
   const size_t list_cuts0 = bd::TypicalBandListCutsForTesting();
+  const size_t reach_misses0 = bd::TypicalHistogramReachMissesForTesting();
   for (const Row& row : rows) {
     for (float p : {0.5f, 0.9f, 0.99f}) {
       for (double temp : {1.0, 0.7}) {
@@ -847,10 +860,13 @@ TEST_CASE("typical: the histogram of a sampled distance band gives the full hist
   const size_t hits = bd::TypicalHistogramBandHitsForTesting() - hits0;
   const size_t misses = bd::TypicalHistogramBandMissesForTesting() - misses0;
   const size_t list_cuts = bd::TypicalBandListCutsForTesting() - list_cuts0;
+  const size_t reach_misses = bd::TypicalHistogramReachMissesForTesting() - reach_misses0;
   MESSAGE(same << " of " << cases << " cases identical; band histograms " << hits << " held the stop, "
-               << misses << " fell short; " << list_cuts << " cuts from the band's tokens");
+               << misses << " fell short; " << list_cuts << " cuts from the band's tokens; "
+               << reach_misses << " sampled reaches fell short");
   CHECK(same == cases);
   CHECK(hits > 0);
   CHECK(misses > 0);
   CHECK(list_cuts > 0);
+  CHECK(reach_misses > 0);
 }
