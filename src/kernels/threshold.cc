@@ -1,11 +1,14 @@
 #include "kernels/threshold.h"
 
+#include <cmath>
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/threshold.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
 #include "kernels/blocks.h"
+#include "kernels/virtual_lanes-inl.h"
 #include "kernels/wasm_compress-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -252,6 +255,39 @@ size_t CompactAboveCutImpl(int32_t* HWY_RESTRICT ids, float* HWY_RESTRICT vals,
            : CompactAboveCutT<false>(ids, vals, nullptr, n, cut, cut_id);
 }
 
+// BandSum's terms (moments.cc) in BandSum's virtual-lane layout, so the
+// hole's totals are its bits; the ring's entries are compacted beside them,
+// in index order (the terms see the row's vectors in order, pad included).
+BandTotals BandSumGatherRingImpl(const float* HWY_RESTRICT row, const float* HWY_RESTRICT w,
+                                 size_t n, float lo, float hi, float hole_lo, float hole_hi,
+                                 int32_t* HWY_RESTRICT ids_out, float* HWY_RESTRICT vals_out,
+                                 size_t* gathered) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const auto vlo = hn::Set(d, lo);
+  const auto vhi = hn::Set(d, hi);
+  const auto hlo = hn::Set(d, hole_lo);
+  const auto hhi = hn::Set(d, hole_hi);
+  const auto one = hn::Set(d, 1.0f);
+  const auto step = hn::Set(di, static_cast<int32_t>(hn::Lanes(d)));
+  auto id = hn::Iota(di, 0);
+  size_t count = 0;
+  double totals[2] = {0.0, 0.0};
+  SumVirtualLanes<2>(
+      d, row, w, n, NAN,
+      [&](auto x, auto wx, auto* t) BD_TERMS {
+        const auto in_hole = hn::And(hn::Ge(x, hlo), hn::Le(x, hhi));
+        t[0] = hn::IfThenElseZero(in_hole, wx);
+        t[1] = hn::IfThenElseZero(in_hole, one);
+        const auto in_ring = hn::AndNot(in_hole, hn::And(hn::Ge(x, vlo), hn::Le(x, vhi)));
+        count = StoreKept<false>(d, in_ring, x, id, nullptr, vals_out, ids_out, nullptr, count);
+        id = hn::Add(id, step);
+      },
+      totals, nullptr);
+  *gathered = count;
+  return BandTotals{static_cast<size_t>(totals[1]), totals[0]};
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace bd
 HWY_AFTER_NAMESPACE();
@@ -259,6 +295,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace bd {
 HWY_EXPORT(CountAtLeastImpl);
+HWY_EXPORT(BandSumGatherRingImpl);
 HWY_EXPORT(GatherAtLeastImpl);
 HWY_EXPORT(GatherAtLeastSparseImpl);
 HWY_EXPORT(GatherAtLeastWithImpl);
@@ -300,6 +337,12 @@ size_t GatherInRangeWith(const float* row, size_t n, float lo, float hi, int32_t
 }
 size_t CompactAboveCut(int32_t* ids, float* vals, float* w, size_t n, float cut, int32_t cut_id) {
   return HWY_DYNAMIC_DISPATCH(CompactAboveCutImpl)(ids, vals, w, n, cut, cut_id);
+}
+BandTotals BandSumGatherRing(const float* row, const float* w, size_t n, float lo, float hi,
+                             float hole_lo, float hole_hi, int32_t* ids_out, float* vals_out,
+                             size_t* gathered) {
+  return HWY_DYNAMIC_DISPATCH(BandSumGatherRingImpl)(row, w, n, lo, hi, hole_lo, hole_hi,
+                                                     ids_out, vals_out, gathered);
 }
 }  // namespace bd
 #endif  // HWY_ONCE

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/moments.h"
+
 namespace bd {
 
 // Number of i with row[i] >= t (NaN and entries below t are not counted).
@@ -47,6 +49,15 @@ size_t GatherInRange(const float* row, size_t n, float lo, float hi, int32_t* id
 // writes them, for a wide band (a typical set: most of the row may be kept).
 size_t GatherInRangeWith(const float* row, size_t n, float lo, float hi, int32_t* ids_out,
                          float* vals_out, const float* block_max, const float* w, float* w_out);
+
+// One pass for a ring of a band: returns BandSum(row, w, n, hole_lo,
+// hole_hi) (the same bits: the count and weight of the entries inside the
+// hole) and gathers the entries with lo <= row[i] <= hi outside the hole,
+// as GatherAtLeast writes them (ascending ids, the same slack rule);
+// *gathered receives their count.
+BandTotals BandSumGatherRing(const float* row, const float* w, size_t n, float lo, float hi,
+                             float hole_lo, float hole_hi, int32_t* ids_out, float* vals_out,
+                             size_t* gathered);
 
 // Keeps, in place and in order, the entries i of a list with vals[i] > cut,
 // or vals[i] == cut and ids[i] <= cut_id (a walk in sorted order that

@@ -60,6 +60,13 @@ size_t TypicalBandListCutsForTesting();
 // Histograms whose sampled reach fell short of the stop (then redone with
 // the full reach).
 size_t TypicalHistogramReachMissesForTesting();
+// Histograms over a ring around the sampled stop (flat rows), and those
+// whose stop lay inside the ring's hole (then redone over every bucket).
+size_t TypicalHistogramRingsForTesting();
+size_t TypicalHistogramRingMissesForTesting();
+// A fixed ring [first, limit) instead of the sampled band or ring (limit 0:
+// sampled), to exercise the rings whose stop lies in the hole or beyond.
+void SetTypicalHistogramRingForTesting(uint32_t first, uint32_t limit);
 
 // Keeps p_i >= min_p * p_max, i.e. logit_i >= max + T log(min_p) (llama.cpp),
 // and at least min_keep.

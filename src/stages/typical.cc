@@ -107,9 +107,12 @@ bool g_row_bands = true;  // SetTypicalRowBandsForTesting
 thread_local size_t g_row_band_hits = 0;  // per thread: decoders on other threads count apart
 bool g_histogram_bands = true;  // SetTypicalHistogramBandsForTesting
 uint32_t g_histogram_band_limit = 0;  // SetTypicalHistogramBandLimitForTesting
+uint32_t g_histogram_ring_first = 0;  // SetTypicalHistogramRingForTesting
 thread_local size_t g_histogram_band_hits = 0;
 thread_local size_t g_histogram_band_misses = 0;
 thread_local size_t g_histogram_reach_misses = 0;
+thread_local size_t g_histogram_rings = 0;
+thread_local size_t g_histogram_ring_misses = 0;
 thread_local size_t g_band_list_cuts = 0;  // KeepRowBand from the band's list
 
 // The distance histogram's first bracket needs only the buckets up to the
@@ -141,9 +144,19 @@ constexpr double kBandShare = 0.15;
 // the full reach again.
 constexpr double kReachPerStop = 3.0;
 constexpr double kReachPerBand = 1.5;
+// Where the band would hold more than kBandShare of the candidates (a flat
+// row: the typical set is most of it), the stop is instead bracketed by a
+// ring of buckets [first, limit) around the sampled stop, kRingMargin of
+// the sample on each side (~6 standard errors of the sampled tail mass on
+// a flat row), re-binned at the cut reach: the hole inside it is only
+// counted and weighed (BandSumGatherRing: BandSum's sums), the ring's
+// tokens gathered and histogrammed. A stop inside the hole takes the full
+// histogram; one beyond the ring completes it, as for a band.
+constexpr double kRingMargin = 0.03;
 struct SampledBand {
   float inv_width;  // the histogram's buckets per logit unit
-  uint32_t limit;   // buckets [0, limit) most likely hold the stop (kMassBuckets: no band)
+  uint32_t first;   // > 0: a ring [first, limit) (the hole [0, first) is only weighed)
+  uint32_t limit;   // buckets [first, limit) most likely hold the stop (kMassBuckets: no band)
 };
 SampledBand SampleBand(const Span& s, const float* e, float center, float inv_width,
                        double p, double z) {
@@ -190,13 +203,56 @@ SampledBand SampleBand(const Span& s, const float* e, float center, float inv_wi
   const double band_edge = static_cast<double>((last + 2) * kFine) * width;
   const double reach =
       std::max(kReachPerStop * stop_edge, kReachPerBand * band_edge);
-  SampledBand out{inv_width, static_cast<uint32_t>(kMassBuckets)};
+  SampledBand out{inv_width, 0, static_cast<uint32_t>(kMassBuckets)};
   if (reach < static_cast<double>(kMassBuckets) * width) {
     out.inv_width = static_cast<float>(static_cast<double>(kMassBuckets) / reach);
   }
-  if (static_cast<double>(within) > kBandShare * static_cast<double>(sampled)) return out;
-  const double limit = std::ceil(band_edge * static_cast<double>(out.inv_width)) + 1.0;
-  if (limit < static_cast<double>(kMassBuckets)) out.limit = static_cast<uint32_t>(limit);
+  if (static_cast<double>(within) <= kBandShare * static_cast<double>(sampled)) {
+    const double limit = std::ceil(band_edge * static_cast<double>(out.inv_width)) + 1.0;
+    if (limit < static_cast<double>(kMassBuckets)) out.limit = static_cast<uint32_t>(limit);
+    return out;
+  }
+  if (out.inv_width == inv_width) return out;  // no cut reach: bins too coarse for a ring
+  // The ring: the sample again, in bins at the cut reach.
+  for (uint32_t b = 0; b < kBins; ++b) {
+    mass[b] = 0.0;
+    count[b] = 0;
+  }
+  for (size_t run = 0; run < kSampleRuns; ++run) {
+    const size_t begin = run * (s.len / kSampleRuns);
+    const size_t end = std::min(s.len, begin + kSampleRun);
+    for (size_t i = begin; i < end; ++i) {
+      const float x = std::fabs(s.v[i] - center) * out.inv_width;
+      const uint32_t bin = (x < static_cast<float>(kMassBuckets - 1)
+                                ? static_cast<uint32_t>(x)
+                                : static_cast<uint32_t>(kMassBuckets - 1)) /
+                           kFine;
+      mass[bin] += e[i];
+      ++count[bin];
+    }
+  }
+  outside = 0.0;
+  for (stop = kBins - 1; stop > 0; --stop) {
+    if (outside + mass[stop] * scale > outside_max) break;
+    outside += mass[stop] * scale;
+  }
+  const double margin = kRingMargin * static_cast<double>(sampled);
+  uint32_t inner = stop, outer = stop;
+  size_t ring = count[stop];
+  for (size_t side = 0; inner > 0 && static_cast<double>(side) < margin;) {
+    side += count[--inner];
+    ring += count[inner];
+  }
+  for (size_t side = 0; outer + 1 < kBins && static_cast<double>(side) < margin;) {
+    side += count[++outer];
+    ring += count[outer];
+  }
+  if (static_cast<double>(ring) > kBandShare * static_cast<double>(sampled) ||
+      outer + 2 >= kBins) {
+    return out;
+  }
+  out.first = inner * kFine;
+  out.limit = (outer + 2) * kFine;  // one bin more
   return out;
 }
 
@@ -207,8 +263,17 @@ size_t TypicalRowBandsHitsForTesting() { return g_row_band_hits; }
 void SetTypicalHistogramBandsForTesting(bool on) { g_histogram_bands = on; }
 size_t TypicalHistogramBandHitsForTesting() { return g_histogram_band_hits; }
 size_t TypicalHistogramBandMissesForTesting() { return g_histogram_band_misses; }
-void SetTypicalHistogramBandLimitForTesting(uint32_t limit) { g_histogram_band_limit = limit; }
+void SetTypicalHistogramBandLimitForTesting(uint32_t limit) {
+  g_histogram_band_limit = limit;
+  g_histogram_ring_first = 0;
+}
+void SetTypicalHistogramRingForTesting(uint32_t first, uint32_t limit) {
+  g_histogram_band_limit = limit;
+  g_histogram_ring_first = first;
+}
 size_t TypicalHistogramReachMissesForTesting() { return g_histogram_reach_misses; }
+size_t TypicalHistogramRingsForTesting() { return g_histogram_rings; }
+size_t TypicalHistogramRingMissesForTesting() { return g_histogram_ring_misses; }
 size_t TypicalBandListCutsForTesting() { return g_band_list_cuts; }
 
 namespace {
@@ -221,9 +286,15 @@ struct BandList {
   const float* logits = nullptr;
   size_t n = 0;
   float lo = 0.0f, hi = 0.0f;
-  // Whether it holds every token of the band [lo, hi] of logits.
-  bool Covers(float band_lo, float band_hi) const {
-    return n > 0 && lo <= band_lo && band_hi <= hi;
+  // A ring's hole [hole_lo, hole_hi], whose tokens are not in the list
+  // (empty, lo > hi, for a band from the centre).
+  float hole_lo = INFINITY, hole_hi = -INFINITY;
+  bool HasHole() const { return hole_lo <= hole_hi; }
+  // Whether it holds every token of the band b of logits outside the
+  // band a inside it (a may be empty).
+  bool Covers(const FloatBand& a, const FloatBand& b) const {
+    if (!(n > 0 && lo <= b.lo && b.hi <= hi)) return false;
+    return !HasHole() || (a.lo <= a.hi && a.lo <= hole_lo && hole_hi <= a.hi);
   }
 };
 
@@ -253,7 +324,7 @@ bool KeepRowBand(Candidates& c, const Span& s, const float* e, double center, do
   // The annulus and the survivors from the histogram's band when it holds
   // B (a tenth of the row, say, instead of all of it): the same tokens in
   // the same order, as positions in the band's list, then its ids.
-  const bool from_band = band.Covers(b.lo, b.hi);
+  const bool from_band = band.Covers(a, b);
   const float* from = from_band ? band.logits : s.v;
   const size_t from_n = from_band ? band.n : s.len;
   const float* from_blocks = from_band ? nullptr : blocks;
@@ -297,7 +368,7 @@ bool KeepRowBand(Candidates& c, const Span& s, const float* e, double center, do
   float* list_exp = ws.stage_f32.data();
   const int32_t last_id = g_idx[perm[walked]];
   size_t n;
-  if (from_band) {
+  if (from_band && !band.HasHole()) {
     // Positions in the band's list (it lives in ws.ids / ws.logits: the
     // survivors are compacted in place, each read at or past its slot).
     n = GatherInRange(band.logits, band.n, f.lo, std::nextafter(f.hi, INFINITY), g_idx, g_val);
@@ -427,25 +498,51 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
             a = r_done;
             ta = BandTotals{kept, cum};
           }
+          // A ring [first, valid) around the sampled stop (first > 0) or a
+          // band [0, valid) from the centre.
+          const uint32_t first = attempt > 0 || !g_histogram_bands || valid == kMassBuckets ? 0
+                                 : g_histogram_band_limit > 0 ? g_histogram_ring_first
+                                                              : sampled.first;
+          BandTotals hole{0, 0.0};  // buckets [0, first), weighed by BandSum's sums
           if (valid < kMassBuckets) {
-            float band_lo, band_hi;
+            float band_lo, band_hi, hole_lo = INFINITY, hole_hi = -INFINITY;
             DistanceBucketBand(center_f, inv_width, valid, &band_lo, &band_hi);
+            if (first > 0) DistanceBucketBand(center_f, inv_width, first, &hole_lo, &hole_hi);
             // On the row into ws.ids / ws.logits (the row's sorted-prefix
             // cache, dropped), where KeepRowBand takes its tokens from.
             int32_t* band_ids = c.truncated ? g_idx : ws.ids.data();
             float* band_logits = c.truncated ? g_val : ws.logits.data();
             if (!c.truncated) c.size = 0;
-            const size_t m =
-                GatherInRange(s.v, s.len, band_lo, std::nextafter(band_hi, INFINITY), band_ids,
-                              band_logits, c.truncated ? nullptr : RowBlocks(c));
+            size_t m;
+            if (first > 0) {
+              hole = BandSumGatherRing(s.v, e, s.len, band_lo, band_hi, hole_lo, hole_hi,
+                                       band_ids, band_logits, &m);
+              ++g_histogram_rings;
+            } else {
+              m = GatherInRange(s.v, s.len, band_lo, std::nextafter(band_hi, INFINITY), band_ids,
+                                band_logits, c.truncated ? nullptr : RowBlocks(c));
+            }
             DistanceHistogramOf(band_ids, band_logits, m, e, center_f, inv_width, valid, mass,
                                 in_bucket);
-            if (!c.truncated) band = BandList{band_ids, band_logits, m, band_lo, band_hi};
+            if (!c.truncated) {
+              band = BandList{band_ids, band_logits, m, band_lo, band_hi, hole_lo, hole_hi};
+            }
           } else {
             DistanceHistogram(s.v, e, s.len, center_f, inv_width, mass, in_bucket);
           }
           BandTotals prefix{0, 0.0};
-          for (size_t k = 0; k + 1 < kMassBuckets; ++k) {
+          size_t k = 0;
+          if (first > 0) {
+            if (enough(hole)) {  // the stop lies inside the hole: every bucket
+              ++g_histogram_ring_misses;
+              DistanceHistogram(s.v, e, s.len, center_f, inv_width, mass, in_bucket);
+              valid = kMassBuckets;
+            } else {
+              k = first;
+              prefix = hole;
+            }
+          }
+          for (; k + 1 < kMassBuckets; ++k) {
             if (k == valid) {  // the band fell short of the stop: every bucket
               ++g_histogram_band_misses;
               DistanceHistogram(s.v, e, s.len, center_f, inv_width, mass, in_bucket);

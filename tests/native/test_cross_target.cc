@@ -637,6 +637,48 @@ TEST_CASE("every target: CompactAboveCut equals a scalar filter, in place, with 
   CHECK(mismatches == 0);
 }
 
+TEST_CASE("every target: BandSumGatherRing's hole totals are BandSum's bits and its ring a scalar filter") {
+  // Rows on a quarter-step grid (values on the band edges), NaN and -inf
+  // among them; lengths around the vector widths and the 256-entry blocks;
+  // holes empty, inside the band, at its edges, and the whole band.
+  size_t checked = 0, mismatches = 0;
+  ForEachTarget([&] {
+    for (size_t n : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{255}, size_t{257},
+                     size_t{1000}, size_t{4099}}) {
+      std::vector<float> row(n), w(n);
+      for (size_t i = 0; i < n; ++i) {
+        const uint64_t h = bd::Mix64(i * 29 + n);
+        row[i] = h % 97 == 0 ? NAN : h % 89 == 0 ? -INFINITY : static_cast<float>(h % 41) * 0.25f - 5.0f;
+        w[i] = static_cast<float>(h % 1000) * 1e-3f;
+      }
+      const float bands[][4] = {{-3.0f, 3.0f, 1.0f, -1.0f},   {-3.0f, 3.0f, -1.0f, 1.0f},
+                                {-3.0f, 3.0f, -3.0f, 3.0f},   {-3.0f, 3.0f, -2.75f, 0.0f},
+                                {-INFINITY, 5.0f, -1.0f, 4.0f}, {0.0f, 0.0f, 0.25f, 0.5f}};
+      for (const auto& b : bands) {
+        std::vector<int32_t> ids(n + bd::kCompressSlack);
+        std::vector<float> vals(n + bd::kCompressSlack);
+        size_t got = 0;
+        const bd::BandTotals hole = bd::BandSumGatherRing(row.data(), w.data(), n, b[0], b[1], b[2],
+                                                          b[3], ids.data(), vals.data(), &got);
+        const bd::BandTotals want_hole = bd::BandSum(row.data(), w.data(), n, b[2], b[3]);
+        mismatches += hole.count != want_hole.count || hole.sum_w != want_hole.sum_w;
+        std::vector<size_t> want;
+        for (size_t i = 0; i < n; ++i) {
+          const bool in_hole = row[i] >= b[2] && row[i] <= b[3];
+          if (!in_hole && row[i] >= b[0] && row[i] <= b[1]) want.push_back(i);
+        }
+        mismatches += got != want.size();
+        for (size_t j = 0; j < std::min(got, want.size()); ++j) {
+          mismatches += ids[j] != static_cast<int32_t>(want[j]) || vals[j] != row[want[j]];
+        }
+        ++checked;
+      }
+    }
+  });
+  MESSAGE(checked << " rings checked");
+  CHECK(mismatches == 0);
+}
+
 TEST_CASE("every target: RowKeysBelow and UnpackKeys equal the scalar OrderKey, KeyId and KeyLogit") {
   // Rows with both zeros, ties, -inf, NaN, negatives and positives of every
   // size class; `last` none, the key of an entry (ties below it by id), and

@@ -791,7 +791,11 @@ TEST_CASE("typical: the histogram of a sampled distance band gives the full hist
   // with the sample misled into a reach short of the stop (the histogram is
   // redone with the full reach); on the row and on a list. A band fixed far too short (16 buckets) checks the
   // completion on every row. On the row, the cut then takes its annulus and
-  // survivors from the band's tokens instead of the row.
+  // survivors from the band's tokens instead of the row. Flat rows take a
+  // ring around the sampled stop instead of a band; its hole is weighed by
+  // BandSum's float-lane sums rather than its buckets' double sums, so there
+  // a cut could in principle move where the walk's margin is below ~1e-7
+  // of the mass (inside kExceedFuzz): none of these cases does.
   std::mt19937_64 rng(907);
   std::normal_distribution<double> g(0.0, 1.0);
   struct Row {
@@ -833,12 +837,18 @@ TEST_CASE("typical: the histogram of a sampled distance band gives the full hist
   const size_t misses0 = bd::TypicalHistogramBandMissesForTesting();
   const size_t list_cuts0 = bd::TypicalBandListCutsForTesting();
   const size_t reach_misses0 = bd::TypicalHistogramReachMissesForTesting();
+  const size_t rings0 = bd::TypicalHistogramRingsForTesting();
+  const size_t ring_misses0 = bd::TypicalHistogramRingMissesForTesting();
   for (const Row& row : rows) {
     for (float p : {0.5f, 0.9f, 0.99f}) {
       for (double temp : {1.0, 0.7}) {
-       for (uint32_t forced : {0u, 16u}) {  // the sampled limit; a band far too short
+       // The sampled band or ring; a band far too short; rings whose hole
+       // holds the stop, which hold it, which fall short of it (the sampled
+       // reach puts it near bucket 1365 of 4096).
+       const uint32_t forced_rings[][2] = {{0, 0}, {0, 16}, {2400, 3000}, {1000, 1800}, {300, 700}};
+       for (const auto& forced : forced_rings) {
         ref::Dist by[2];
-        bd::SetTypicalHistogramBandLimitForTesting(forced);
+        bd::SetTypicalHistogramRingForTesting(forced[0], forced[1]);
         for (int band = 0; band < 2; ++band) {
           bd::SetTypicalHistogramBandsForTesting(band == 1);
           Shaper sh;
@@ -850,7 +860,7 @@ TEST_CASE("typical: the histogram of a sampled distance band gives the full hist
           by[band] = sh.Finish(c);
         }
         bd::SetTypicalHistogramBandsForTesting(true);
-        bd::SetTypicalHistogramBandLimitForTesting(0);
+        bd::SetTypicalHistogramRingForTesting(0, 0);
         ++cases;
         same += by[0].ids == by[1].ids && by[0].probs == by[1].probs;
        }
@@ -861,12 +871,17 @@ TEST_CASE("typical: the histogram of a sampled distance band gives the full hist
   const size_t misses = bd::TypicalHistogramBandMissesForTesting() - misses0;
   const size_t list_cuts = bd::TypicalBandListCutsForTesting() - list_cuts0;
   const size_t reach_misses = bd::TypicalHistogramReachMissesForTesting() - reach_misses0;
+  const size_t rings = bd::TypicalHistogramRingsForTesting() - rings0;
+  const size_t ring_misses = bd::TypicalHistogramRingMissesForTesting() - ring_misses0;
   MESSAGE(same << " of " << cases << " cases identical; band histograms " << hits << " held the stop, "
                << misses << " fell short; " << list_cuts << " cuts from the band's tokens; "
-               << reach_misses << " sampled reaches fell short");
+               << reach_misses << " sampled reaches fell short; " << rings << " rings, "
+               << ring_misses << " with the stop in the hole");
   CHECK(same == cases);
   CHECK(hits > 0);
   CHECK(misses > 0);
   CHECK(list_cuts > 0);
   CHECK(reach_misses > 0);
+  CHECK(rings > 0);
+  CHECK(ring_misses > 0);
 }
