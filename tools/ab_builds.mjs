@@ -2,7 +2,7 @@
 // each build's dist/ loaded as its own wasm instance, the calls interleaved
 // round by round so machine noise hits them alike; min / median ms per call.
 //   node tools/ab_builds.mjs OLD_DIST NEW_DIST [...]
-// (AB_CONFIGS, AB_ROWS, AB_V, AB_ROUNDS: see below.)
+// (AB_CONFIGS, AB_ROWS, AB_V, AB_ROUNDS, AB_SEED: see below.)
 // (a dist/ folder per build, e.g. from `git worktree add` + `npm run build`).
 // Rows: bench/suite.mjs's LLM-shaped and flat rows at V = 262144.
 import path from 'node:path';
@@ -29,7 +29,10 @@ const configs = process.env.AB_CONFIGS ? JSON.parse(process.env.AB_CONFIGS) : [
 const kinds = (process.env.AB_ROWS ?? 'llm,flat').split(',');
 const cases = [];
 for (const kind of kinds) {
-  const row = makeRow(kind, V, 1);
+  // AB_SEED=bench: the rows `npm run bench` times; else seed 1 (or AB_SEED).
+  const seed = process.env.AB_SEED === 'bench' ? V * 7 + (kind === 'flat' ? 1 : 0)
+    : Number(process.env.AB_SEED ?? 1);
+  const row = makeRow(kind, V, seed);
   for (const [name, o, decode] of configs) cases.push([`${kind} ${name}`, row, o, decode]);
 }
 const times = cases.map(() => bds.map(() => []));

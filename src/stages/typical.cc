@@ -138,8 +138,8 @@ constexpr double kBandShare = 0.15;
 // exp's underflow (~88 T around the centre) spreads a flat row's distances
 // over a few hundred of the 4096 buckets, ~1 800 tokens in the stop's,
 // which then takes a bisection pass to narrow. The reach is cut to
-// kReachPerStop times the sampled stop (and kReachPerBand times the band's
-// edge), so the stop's bucket holds a few hundred; everything beyond it
+// kReachPerStop times the sampled stop (and, with a band, kReachPerBand
+// times the band's edge), so the stop's bucket holds a few hundred; everything beyond it
 // falls in the last bucket, and a stop beyond it (a sample far off) takes
 // the full reach again.
 constexpr double kReachPerStop = 3.0;
@@ -152,7 +152,7 @@ constexpr double kReachPerBand = 1.5;
 // counted and weighed (BandSumGatherRing: BandSum's sums), the ring's
 // tokens gathered and histogrammed. A stop inside the hole takes the full
 // histogram; one beyond the ring completes it, as for a band.
-constexpr double kRingMargin = 0.03;
+constexpr double kRingMargin = 0.05;
 struct SampledBand {
   float inv_width;  // the histogram's buckets per logit unit
   uint32_t first;   // > 0: a ring [first, limit) (the hole [0, first) is only weighed)
@@ -201,13 +201,16 @@ SampledBand SampleBand(const Span& s, const float* e, float center, float inv_wi
   const double width = 1.0 / static_cast<double>(inv_width);
   const double stop_edge = static_cast<double>((stop + 1) * kFine) * width;
   const double band_edge = static_cast<double>((last + 2) * kFine) * width;
-  const double reach =
-      std::max(kReachPerStop * stop_edge, kReachPerBand * band_edge);
+  // (The band's edge only where there is a band: a flat row's band runs
+  // to the last bin.)
+  const bool banded = static_cast<double>(within) <= kBandShare * static_cast<double>(sampled);
+  const double reach = banded ? std::max(kReachPerStop * stop_edge, kReachPerBand * band_edge)
+                              : kReachPerStop * stop_edge;
   SampledBand out{inv_width, 0, static_cast<uint32_t>(kMassBuckets)};
   if (reach < static_cast<double>(kMassBuckets) * width) {
     out.inv_width = static_cast<float>(static_cast<double>(kMassBuckets) / reach);
   }
-  if (static_cast<double>(within) <= kBandShare * static_cast<double>(sampled)) {
+  if (banded) {
     const double limit = std::ceil(band_edge * static_cast<double>(out.inv_width)) + 1.0;
     if (limit < static_cast<double>(kMassBuckets)) out.limit = static_cast<uint32_t>(limit);
     return out;
