@@ -292,6 +292,8 @@ struct BandList {
   // A ring's hole [hole_lo, hole_hi], whose tokens are not in the list
   // (empty, lo > hi, for a band from the centre).
   float hole_lo = INFINITY, hole_hi = -INFINITY;
+  const float* ring_e = nullptr;  // with a hole: the tokens' weights, list-aligned
+  BandTotals hole{0, 0.0};        // with a hole: its count and weight (BandSum's)
   bool HasHole() const { return hole_lo <= hole_hi; }
   // Whether it holds every token of the band b of logits outside the
   // band a inside it (a may be empty).
@@ -317,17 +319,27 @@ bool KeepRowBand(Candidates& c, const Span& s, const float* e, double center, do
   const FloatBand b = BandWithin(center, r_hi);
   const bool a_empty = !(a.lo <= a.hi);
   if (!(b.lo <= b.hi)) return false;
-  const BandTotals in_a = a_empty ? BandTotals{0, 0.0} : BandSum(s.v, e, s.len, a.lo, a.hi);
+  // The annulus and the survivors from the histogram's band when it holds
+  // B (a tenth of the row, say, instead of all of it): the same tokens in
+  // the same order, as positions in the band's list, then its ids. A ring
+  // holds B when A holds its hole: A is then weighed as the hole and the
+  // ring's tokens inside A (float-lane sums grouped otherwise than one
+  // BandSum over A: a cut can move only where the walk's margin is below
+  // ~1e-7 of the mass, inside kExceedFuzz).
+  const bool from_band = band.Covers(a, b);
+  BandTotals in_a{0, 0.0};
+  if (!a_empty && from_band && band.HasHole()) {
+    const BandTotals ring = BandSum(band.logits, band.ring_e, band.n, a.lo, a.hi);
+    in_a = BandTotals{band.hole.count + ring.count, band.hole.sum_w + ring.sum_w};
+  } else if (!a_empty) {
+    in_a = BandSum(s.v, e, s.len, a.lo, a.hi);
+  }
   if (in_a.sum_w > target && in_a.count >= keep_min) return false;  // the stop is inside A
 
   const float* blocks = RowBlocks(c);
   int32_t* g_idx = ws.tmp_ids.data();
   float* g_val = ws.tmp_logits.data();
   const float past_b = std::nextafter(b.hi, INFINITY);
-  // The annulus and the survivors from the histogram's band when it holds
-  // B (a tenth of the row, say, instead of all of it): the same tokens in
-  // the same order, as positions in the band's list, then its ids.
-  const bool from_band = band.Covers(a, b);
   const float* from = from_band ? band.logits : s.v;
   const size_t from_n = from_band ? band.n : s.len;
   const float* from_blocks = from_band ? nullptr : blocks;
@@ -525,10 +537,15 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
               m = GatherInRange(s.v, s.len, band_lo, std::nextafter(band_hi, INFINITY), band_ids,
                                 band_logits, c.truncated ? nullptr : RowBlocks(c));
             }
+            // A ring's weights, list-aligned (in stage_f32, free until the
+            // cut's survivors), weigh the part of the cut's inner band
+            // outside the hole.
+            float* ring_e = !c.truncated && first > 0 ? ws.stage_f32.data() : nullptr;
             DistanceHistogramOf(band_ids, band_logits, m, e, center_f, inv_width, valid, mass,
-                                in_bucket);
+                                in_bucket, ring_e);
             if (!c.truncated) {
-              band = BandList{band_ids, band_logits, m, band_lo, band_hi, hole_lo, hole_hi};
+              band = BandList{band_ids, band_logits, m, band_lo, band_hi, hole_lo, hole_hi,
+                              ring_e, hole};
             }
           } else {
             DistanceHistogram(s.v, e, s.len, center_f, inv_width, mass, in_bucket);
