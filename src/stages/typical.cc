@@ -158,12 +158,15 @@ struct SampledBand {
   uint32_t first;   // > 0: a ring [first, limit) (the hole [0, first) is only weighed)
   uint32_t limit;   // buckets [first, limit) most likely hold the stop (kMassBuckets: no band)
 };
-SampledBand SampleBand(const Span& s, const float* e, float center, float inv_width,
-                       double p, double z) {
-  constexpr uint32_t kFine = 8;  // buckets per bin
-  constexpr uint32_t kBins = kMassBuckets / kFine;
-  double mass[kBins] = {};
-  uint32_t count[kBins] = {};
+constexpr uint32_t kFine = 8;  // buckets per sample bin
+constexpr uint32_t kBins = kMassBuckets / kFine;
+
+// The sample's mass and count per bin of kFine distance buckets at
+// inv_width (arrays of kBins, overwritten); returns the sample's size.
+size_t BinSample(const Span& s, const float* e, float center, float inv_width, double* mass,
+                 uint32_t* count) {
+  std::fill(mass, mass + kBins, 0.0);
+  std::fill(count, count + kBins, 0u);
   size_t sampled = 0;
   for (size_t run = 0; run < kSampleRuns; ++run) {
     const size_t begin = run * (s.len / kSampleRuns);
@@ -179,15 +182,29 @@ SampledBand SampleBand(const Span& s, const float* e, float center, float inv_wi
     }
     sampled += end - begin;
   }
-  // The stop's bin, from outside in.
-  const double scale = static_cast<double>(s.len) / static_cast<double>(sampled);
-  const double outside_max = (1.0 - p) * z;
+  return sampled;
+}
+
+// The bin holding the stop, from outside in: the first where the sampled
+// mass beyond it, scaled to the candidates, passes outside_max.
+uint32_t StopBin(const double* mass, double scale, double outside_max) {
   double outside = 0.0;
   uint32_t stop = kBins - 1;
   for (; stop > 0; --stop) {
     if (outside + mass[stop] * scale > outside_max) break;
     outside += mass[stop] * scale;
   }
+  return stop;
+}
+
+SampledBand SampleBand(const Span& s, const float* e, float center, float inv_width,
+                       double p, double z) {
+  double mass[kBins];
+  uint32_t count[kBins];
+  const size_t sampled = BinSample(s, e, center, inv_width, mass, count);
+  const double scale = static_cast<double>(s.len) / static_cast<double>(sampled);
+  const double outside_max = (1.0 - p) * z;
+  uint32_t stop = StopBin(mass, scale, outside_max);
   size_t within = 0;
   for (uint32_t b = 0; b <= stop; ++b) within += count[b];
   // Past it by a quarter more candidates (the distance density can be
@@ -217,28 +234,8 @@ SampledBand SampleBand(const Span& s, const float* e, float center, float inv_wi
   }
   if (out.inv_width == inv_width) return out;  // no cut reach: bins too coarse for a ring
   // The ring: the sample again, in bins at the cut reach.
-  for (uint32_t b = 0; b < kBins; ++b) {
-    mass[b] = 0.0;
-    count[b] = 0;
-  }
-  for (size_t run = 0; run < kSampleRuns; ++run) {
-    const size_t begin = run * (s.len / kSampleRuns);
-    const size_t end = std::min(s.len, begin + kSampleRun);
-    for (size_t i = begin; i < end; ++i) {
-      const float x = std::fabs(s.v[i] - center) * out.inv_width;
-      const uint32_t bin = (x < static_cast<float>(kMassBuckets - 1)
-                                ? static_cast<uint32_t>(x)
-                                : static_cast<uint32_t>(kMassBuckets - 1)) /
-                           kFine;
-      mass[bin] += e[i];
-      ++count[bin];
-    }
-  }
-  outside = 0.0;
-  for (stop = kBins - 1; stop > 0; --stop) {
-    if (outside + mass[stop] * scale > outside_max) break;
-    outside += mass[stop] * scale;
-  }
+  BinSample(s, e, center, out.inv_width, mass, count);
+  stop = StopBin(mass, scale, outside_max);
   const double margin = kRingMargin * static_cast<double>(sampled);
   uint32_t inner = stop, outer = stop;
   size_t ring = count[stop];
