@@ -42,6 +42,13 @@ void KeepLogitAtLeast(Candidates& c, float t, size_t min_keep, Workspace& ws);
 // tests/native/test_decoder.cc compares), and how often it decided a cut.
 void SetTopPPrefilterForTesting(bool on);
 size_t TopPPrefilterHitsForTesting();
+// Tests only: switch off top-p's ring (a large nucleus the prefilter
+// refused: the first bracket from a ring of buckets around a sampled
+// boundary instead of the row's histogram), and how often its ring held the
+// boundary (hits) or not (misses: the row's histogram then).
+void SetTopPRingForTesting(bool on);
+size_t TopPRingHitsForTesting();
+size_t TopPRingMissesForTesting();
 // Typical's row cut by bands (SIMD passes) or by the general walk (gather
 // and classify every candidate); the hits count the band path's successes.
 void SetTypicalRowBandsForTesting(bool on);

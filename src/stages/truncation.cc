@@ -134,6 +134,141 @@ bool TopPPrefilter(Candidates& c, float max, float inv_width, const float* e, do
   return true;
 }
 
+bool g_top_p_ring = true;  // cleared only by tests
+thread_local size_t g_top_p_ring_hits = 0;
+thread_local size_t g_top_p_ring_misses = 0;
+
+// The ring (see TopPRing): a sample of kRingRuns runs of kRingRun entries,
+// evenly spread, and kRingMargin of it on each side of the boundary.
+constexpr size_t kRingRuns = 16;
+constexpr size_t kRingRun = 256;
+constexpr double kRingMargin = 0.05;
+constexpr double kRingShare = 0.15;  // the most of the sample a ring may hold
+constexpr double kRingReach = 3.0;   // the cut reach, in boundary distances
+constexpr uint32_t kRingFine = 8;    // buckets per sample bin
+constexpr uint32_t kRingBins = kMassBuckets / kRingFine;
+
+// The sample's mass per bin of kRingFine buckets, coordinate
+// (max - v) * inv_width (overwrites mass[0..kRingBins)); returns its size.
+size_t BinRowSample(const float* row, const float* e, size_t len, float max, float inv_width,
+                    double* mass, uint32_t* count) {
+  std::fill(mass, mass + kRingBins, 0.0);
+  std::fill(count, count + kRingBins, 0u);
+  size_t sampled = 0;
+  const float last = static_cast<float>(kMassBuckets - 1);
+  for (size_t run = 0; run < kRingRuns; ++run) {
+    const size_t begin = run * (len / kRingRuns);
+    const size_t end = std::min(len, begin + kRingRun);
+    for (size_t i = begin; i < end; ++i) {
+      const float x = (max - row[i]) * inv_width;  // NaN-free: the row is checked
+      const uint32_t bin = (x < last ? static_cast<uint32_t>(x) : kMassBuckets - 1) / kRingFine;
+      mass[bin] += e[i];
+      ++count[bin];
+    }
+    sampled += end - begin;
+  }
+  return sampled;
+}
+
+// The bin holding the boundary, from the bottom: the first whose sampled
+// mass, with the bins below it and scaled to the row, passes the mass the
+// nucleus leaves out (kRingBins: none). From the bottom because the tail is
+// many light entries, whose mass a sample estimates far better than the
+// heavy head's (a flat row: ~3 % of the tail's mass, against ~3 % of the
+// whole head's).
+uint32_t BoundaryBin(const double* mass, double scale, double tail_max) {
+  double below = 0.0;
+  for (uint32_t b = kRingBins; b-- > 0;) {
+    below += mass[b] * scale;
+    if (below > tail_max) return b;
+  }
+  return kRingBins;
+}
+
+// A large nucleus that the prefilter refused (a flat row: most of the row
+// is kept), without the row's histogram: a sample of the row's exps places
+// the boundary; buckets at a reach cut to kRingReach times its distance
+// from the max (so the boundary's bucket holds tens of tokens, not
+// thousands) form a ring around it, kRingMargin of the sample on each side;
+// one branch-free pass gathers the ring's tokens (ascending ids, into
+// ws.ids / ws.logits: the row's sorted-prefix cache, dropped) and weighs
+// everything above it (BandSumGatherRing: BandSum's float-lane sums), and
+// the ring's tokens alone are histogrammed. Returns the boundary's bucket
+// band, the mass above it and the ring; false when the sample cannot place
+// a ring or the boundary lies outside it (then the caller takes the row's
+// histogram). The mass above enters as one float-lane sum, not bucket sums
+// in double, so a cut can move only where the walk's margin is below ~1e-7
+// of the mass (inside the target's 1e-6 fuzz).
+struct TopPRingCut {
+  float lo, hi;     // the boundary bucket's band [lo, hi)
+  double above;     // mass of the entries >= hi
+  size_t n;         // ring tokens, in ws.ids / ws.logits
+  float inv_width;  // the ring's buckets per logit unit
+};
+bool TopPRing(Candidates& c, float max, float inv_width, const float* e, double z,
+              double target, Workspace& ws, TopPRingCut* cut) {
+  const float* row = c.row;
+  const size_t len = c.vocab;
+  double bins[kRingBins];
+  uint32_t count[kRingBins];
+  const size_t sampled = BinRowSample(row, e, len, max, inv_width, bins, count);
+  const double scale = static_cast<double>(len) / static_cast<double>(sampled);
+  uint32_t at = BoundaryBin(bins, scale, z - target);
+  if (at >= kRingBins) return false;
+  // The reach, cut to kRingReach boundary distances, and the sample again.
+  const double reach = kRingReach * static_cast<double>((at + 1) * kRingFine) /
+                       static_cast<double>(inv_width);
+  float inv = inv_width;
+  if (reach < static_cast<double>(kMassBuckets) / static_cast<double>(inv_width)) {
+    inv = static_cast<float>(static_cast<double>(kMassBuckets) / reach);
+    BinRowSample(row, e, len, max, inv, bins, count);
+    at = BoundaryBin(bins, scale, z - target);
+    if (at >= kRingBins) return false;
+  }
+  const double margin = kRingMargin * static_cast<double>(sampled);
+  uint32_t inner = at, outer = at;
+  size_t ring = count[at];
+  for (size_t side = 0; inner > 0 && static_cast<double>(side) < margin;) {
+    side += count[--inner];
+    ring += count[inner];
+  }
+  for (size_t side = 0; outer + 1 < kRingBins && static_cast<double>(side) < margin;) {
+    side += count[++outer];
+    ring += count[outer];
+  }
+  if (static_cast<double>(ring) > kRingShare * static_cast<double>(sampled) ||
+      outer + 2 >= kRingBins) {
+    return false;
+  }
+  const uint32_t first = inner * kRingFine, limit = (outer + 2) * kRingFine;
+  // {bucket < k} = {v >= BucketThreshold(k)}: the hole above the ring, and
+  // the ring's lower edge.
+  const float t_hi = first > 0 ? BucketThreshold(max, inv, first) : INFINITY;
+  const float t_lo = BucketThreshold(max, inv, limit);
+  size_t n = 0;
+  const BandTotals hole = BandSumGatherRing(row, e, len, t_lo, INFINITY, t_hi, INFINITY,
+                                            ws.ids.data(), ws.logits.data(), &n);
+  c.ids = ws.ids.data();
+  c.logits = ws.logits.data();
+  c.size = 0;
+  c.sorted = 0;
+  ++g_top_p_ring_misses;  // until it holds the boundary
+  double above = hole.sum_w;
+  if (above >= target) return false;  // the boundary is above the ring
+  float* ring_e = ws.stage_f32.data();
+  for (size_t j = 0; j < n; ++j) ring_e[j] = e[ws.ids[j]];
+  double* mass = ws.hist_mass.data();
+  MassHistogram(ws.logits.data(), ring_e, n, max, inv, mass, nullptr);
+  size_t b = first;
+  while (b + 1 < limit && !(above + mass[b] >= target)) above += mass[b++];
+  if (!(above + mass[b] >= target)) return false;  // the boundary is below it
+  --g_top_p_ring_misses;
+  ++g_top_p_ring_hits;
+  const Band band = BucketBand(max, inv, b, -FLT_MAX, std::nextafter(max, INFINITY));
+  *cut = TopPRingCut{band.lo, band.hi, above, n, inv};
+  return true;
+}
+
 // e: exp((v - max) * scale) of every candidate (ApplyTopP's pass), z their sum.
 void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float scale,
                      const float* e, double z, Workspace& ws) {
@@ -155,11 +290,22 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
   const float* v = on_row ? c.row : c.logits;
   const size_t count = on_row ? c.vocab : c.size;
   const float* blocks = on_row ? RowBlocks(c) : nullptr;
-  if (!prefiltered) MassHistogram(v, e, count, max, inv_width, mass, nullptr);
+  TopPRingCut ring{};
+  const bool ringed = on_row && g_top_p_ring && min_keep <= 1 && c.vocab >= kPrefilterMin &&
+                      TopPRing(c, max, inv_width, e, z, target, ws, &ring);
   double above = 0.0;
-  const Band first = BucketBand(max, inv_width, BoundaryBucket(mass, target, above), -FLT_MAX,
-                                std::nextafter(max, INFINITY));
-  float lo = first.lo, hi = first.hi;
+  float lo, hi;
+  if (ringed) {
+    lo = ring.lo;
+    hi = ring.hi;
+    above = ring.above;
+  } else {
+    if (!prefiltered) MassHistogram(v, e, count, max, inv_width, mass, nullptr);
+    const Band first = BucketBand(max, inv_width, BoundaryBucket(mass, target, above), -FLT_MAX,
+                                  std::nextafter(max, INFINITY));
+    lo = first.lo;
+    hi = first.hi;
+  }
   // Counts matter only for min_keep (a pass, so only then).
   const size_t count_lo = min_keep > 1 ? CountAtLeast(v, count, lo, blocks) : count;
   if (count_lo < min_keep) {
@@ -169,7 +315,14 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
   // The band [lo, hi): positions in v (ids on the row) and values.
   int32_t* band = ws.tmp_ids.data();
   float* band_v = ws.tmp_logits.data();
-  size_t n_band = GatherInRange(v, count, lo, hi, band, band_v, blocks);
+  size_t n_band;
+  if (ringed) {
+    // From the ring's tokens (ascending ids: the row's gather, in order).
+    n_band = GatherInRange(ws.logits.data(), ring.n, lo, hi, band, band_v);
+    for (size_t j = 0; j < n_band; ++j) band[j] = ws.ids[band[j]];
+  } else {
+    n_band = GatherInRange(v, count, lo, hi, band, band_v, blocks);
+  }
   size_t count_hi = count_lo - n_band;  // entries >= hi
   // A dense band: the same histogram over the band's tokens alone, with its
   // buckets spanning [lo, hi) (coordinate (hi - v) * width), until the band
@@ -262,6 +415,9 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
 
 void SetTopPPrefilterForTesting(bool on) { g_top_p_prefilter = on; }
 size_t TopPPrefilterHitsForTesting() { return g_top_p_prefilter_hits; }
+void SetTopPRingForTesting(bool on) { g_top_p_ring = on; }
+size_t TopPRingHitsForTesting() { return g_top_p_ring_hits; }
+size_t TopPRingMissesForTesting() { return g_top_p_ring_misses; }
 
 void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws) {
   const size_t n = c.Count();

@@ -352,6 +352,75 @@ TEST_CASE("Bregman as the last stage (its logits left as they were) = Bregman fo
   }
 }
 
+TEST_CASE("top-p's ring (flat rows) gives the row histogram's cut: tokens, kept sets and probabilities") {
+  // A large nucleus the prefilter refuses (most of the row) is bracketed by a
+  // ring of buckets around a sampled boundary, the mass above it summed in
+  // one pass. Against the same decoder with the ring off (the row's
+  // histogram): flat rows of several spreads, temperatures and p, sample and
+  // decode; and rows whose sampled runs (16 runs of 256 entries, evenly
+  // spread) are drawn one spread higher than the rest, so the sample places
+  // the ring above the boundary (the row's histogram then).
+  // The mass above the ring is a float-lane sum rather than bucket sums in
+  // double, so a cut could move where the walk's margin is below ~1e-7 of
+  // the mass (inside the target's 1e-6 fuzz): none of these does.
+  std::mt19937_64 rng(41);
+  bd::Decoder dec;
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  const size_t hits_before = bd::TopPRingHitsForTesting();
+  const size_t misses_before = bd::TopPRingMissesForTesting();
+  size_t compared = 0;
+  for (int trial = 0; trial < 36; ++trial) {
+    const size_t v = trial % 4 == 0 ? 262144 : 16384 + rng() % 100000;
+    const float spread = trial % 3 == 0 ? 1.0f : trial % 3 == 1 ? 1.5f : 3.0f;
+    std::vector<float> row(v);
+    for (float& x : row) x = spread * g(rng);
+    if (trial % 6 == 3) {  // (a spread of 1: the prefilter refuses the row)
+      for (size_t r = 0; r < 16; ++r) {
+        for (size_t i = r * (v / 16); i < r * (v / 16) + 256; ++i) {
+          row[i] = spread * (1.0f + g(rng));
+        }
+      }
+    }
+    bd::DecodeOptions o;
+    const float ps[] = {0.5f, 0.8f, 0.9f, 0.95f, 0.99f};
+    o.top_p = ps[trial % 5];
+    o.temperature = trial % 2 == 0 ? 1.0f : 0.7f;
+    CAPTURE(trial);
+    CAPTURE(v);
+    for (uint64_t step = 0; step < 3; ++step) {
+      o.seed = 13;
+      o.step = step;
+      bd::SetTopPRingForTesting(true);
+      REQUIRE(dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
+      const int32_t token = dec.token();
+      const size_t k = dec.k();
+      bd::SetTopPRingForTesting(false);
+      REQUIRE(dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
+      CHECK(dec.token() == token);
+      CHECK(dec.k() == k);
+    }
+    o.sorted = true;
+    bd::SetTopPRingForTesting(true);
+    REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+    const std::vector<int32_t> ids(dec.ids(), dec.ids() + dec.k());
+    const std::vector<float> probs(dec.probs(), dec.probs() + dec.k());
+    bd::SetTopPRingForTesting(false);
+    REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+    REQUIRE(dec.k() == ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) {
+      REQUIRE(dec.ids()[i] == ids[i]);
+      REQUIRE(dec.probs()[i] == probs[i]);
+    }
+    ++compared;
+  }
+  bd::SetTopPRingForTesting(true);
+  const size_t hits = bd::TopPRingHitsForTesting() - hits_before;
+  const size_t misses = bd::TopPRingMissesForTesting() - misses_before;
+  MESSAGE(hits << " ring cuts, " << misses << " rings missed, over " << compared << " rows");
+  CHECK(hits >= compared);
+  CHECK(misses > 0);
+}
+
 TEST_CASE("top-p's row prefilter changes nothing: tokens, kept sets and probabilities equal the full histogram's") {
   // The prefilter histograms only the row's top (a sample picks where to
   // cut); when it decides, its cut must be the full histogram's, bit for
