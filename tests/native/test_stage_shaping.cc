@@ -374,6 +374,7 @@ TEST_CASE("typical: the row's band cut keeps what the general walk keeps, and ma
   Tally tally;
   int cases = 0, same = 0;
   size_t banded = 0, smooth_cases = 0;  // cases the band path decided, of the cases not on a grid
+  size_t rings_vs_reference = 0;  // reference cases whose first bracket came from a ring
   for (size_t r = 0; r < rows.size(); ++r) {
     const std::vector<float>& row = rows[r];
     const bool on_grid = r % 3 == 2;
@@ -385,9 +386,11 @@ TEST_CASE("typical: the row's band cut keeps what the general walk keeps, and ma
           };
           // (The reference's margin search is quadratic on flat rows: up to 9000.)
           if (row.size() <= 9000) {
+            const size_t rings = bd::TypicalHistogramRingsForTesting();
             CompareCase(tally, row, 0, temp, apply, [&](const ref::Logits& l, const ref::Cands& rc) {
               return ref::Typical(l, rc, p, min_keep);
             });
+            rings_vs_reference += bd::TypicalHistogramRingsForTesting() > rings;
           }
           // The same case by both paths.
           ref::Dist by[2];
@@ -422,6 +425,10 @@ TEST_CASE("typical: the row's band cut keeps what the general walk keeps, and ma
   // and the general walk takes the next round.
   MESSAGE(banded << " of " << smooth_cases << " cases off the grid cut by the band path");
   CHECK(banded == smooth_cases);
+  // Flat rows of 9000 take a ring around the sampled stop (the first
+  // bracket without the full histogram): against the reference too.
+  MESSAGE(rings_vs_reference << " reference cases bracketed by a ring");
+  CHECK(rings_vs_reference > 0);
 }
 
 // ---------------------------------------------------------------- epsilon / eta
