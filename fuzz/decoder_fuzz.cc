@@ -1,7 +1,7 @@
 // libFuzzer target over the native API (src/decoder.h): Decode, Sample, a
 // stateful sampler over several steps, and a batch of rows through one
 // decoder. The input picks a vocabulary size (1 to 70000, or one past
-// kMaxVocab), a row (LLM-shaped, flat, ties, raw bytes as floats, with NaN,
+// kMaxVocab), a row (LLM-shaped, flat, ties, noise, raw bytes as floats, with NaN,
 // +-inf, denormals, +-FLT_MAX sprinkled in) and an option block, built the way
 // the wasm build builds it (the slot block + aux arrays of option_slots.h), so
 // every value a JS caller can send reaches the same code.
@@ -112,7 +112,8 @@ float SpecialFloat(uint8_t k) {
 // the input, so a short input still reaches a large V.
 void FillRow(FuzzedDataProvider& in, std::vector<float>& row, size_t vocab) {
   row.assign(vocab, 0.0f);
-  const uint8_t kind = in.ConsumeIntegralInRange<uint8_t>(0, 5);
+  const uint8_t kind = in.ConsumeIntegralInRange<uint8_t>(0, 6);
+  const double spread = 0.25 + 4.0 * in.ConsumeProbability<double>();  // (kind 6)
   uint64_t x = in.ConsumeIntegral<uint64_t>() | 1;
   auto next = [&x]() {  // xorshift64*
     x ^= x >> 12;
@@ -130,6 +131,9 @@ void FillRow(FuzzedDataProvider& in, std::vector<float>& row, size_t vocab) {
       case 2: row[i] = static_cast<float>(next() % 3);   break;                // ties
       case 3: row[i] = static_cast<float>((unit() - 0.5) * 6e38); break;       // huge
       case 4: row[i] = unit() < 0.9 ? -INFINITY : static_cast<float>(unit()); break;  // mostly banned
+      case 6:  // noise (~Gaussian): most of the row survives top-p and typical (their rings)
+        row[i] = static_cast<float>(spread * (unit() + unit() + unit() + unit() - 2.0));
+        break;
       default: {  // raw bytes as floats (NaN payloads, denormals, anything)
         const uint32_t bits = static_cast<uint32_t>(next() >> 32);
         std::memcpy(&row[i], &bits, sizeof(float));
