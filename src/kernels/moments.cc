@@ -8,6 +8,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "kernels/band_terms-inl.h"
 #include "kernels/exp-inl.h"
 #include "kernels/virtual_lanes-inl.h"
 
@@ -41,15 +42,9 @@ BandTotals BandSumImpl(const float* v, const float* w, size_t n, float lo, float
   const hn::ScalableTag<float> d;
   const auto vlo = hn::Set(d, lo);
   const auto vhi = hn::Set(d, hi);
-  const auto one = hn::Set(d, 1.0f);
   double totals[2] = {0.0, 0.0};
   SumVirtualLanes<2>(
-      d, v, w, n, NAN,
-      [&](auto x, auto wx, auto* t) BD_TERMS {
-        const auto in = hn::And(hn::Ge(x, vlo), hn::Le(x, vhi));
-        t[0] = hn::IfThenElseZero(in, wx);
-        t[1] = hn::IfThenElseZero(in, one);
-      },
+      d, v, w, n, NAN, [&](auto x, auto wx, auto* t) BD_TERMS { BandTerms(d, x, wx, vlo, vhi, t); },
       totals, nullptr);
   return BandTotals{static_cast<size_t>(totals[1]), totals[0]};
 }

@@ -7,6 +7,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "kernels/band_terms-inl.h"
 #include "kernels/blocks.h"
 #include "kernels/virtual_lanes-inl.h"
 #include "kernels/wasm_compress-inl.h"
@@ -255,8 +256,8 @@ size_t CompactAboveCutImpl(int32_t* HWY_RESTRICT ids, float* HWY_RESTRICT vals,
            : CompactAboveCutT<false>(ids, vals, nullptr, n, cut, cut_id);
 }
 
-// BandSum's terms (moments.cc) in BandSum's virtual-lane layout, so the
-// hole's totals are its bits; the ring's entries are compacted beside them,
+// BandSum's terms (band_terms-inl.h) in BandSum's virtual-lane layout, so
+// the hole's totals are its bits; the ring's entries are compacted beside them,
 // in index order (the terms see the row's vectors in order, pad included).
 BandTotals BandSumGatherRingImpl(const float* HWY_RESTRICT row, const float* HWY_RESTRICT w,
                                  size_t n, float lo, float hi, float hole_lo, float hole_hi,
@@ -268,7 +269,6 @@ BandTotals BandSumGatherRingImpl(const float* HWY_RESTRICT row, const float* HWY
   const auto vhi = hn::Set(d, hi);
   const auto hlo = hn::Set(d, hole_lo);
   const auto hhi = hn::Set(d, hole_hi);
-  const auto one = hn::Set(d, 1.0f);
   const auto step = hn::Set(di, static_cast<int32_t>(hn::Lanes(d)));
   auto id = hn::Iota(di, 0);
   size_t count = 0;
@@ -276,9 +276,7 @@ BandTotals BandSumGatherRingImpl(const float* HWY_RESTRICT row, const float* HWY
   SumVirtualLanes<2>(
       d, row, w, n, NAN,
       [&](auto x, auto wx, auto* t) BD_TERMS {
-        const auto in_hole = hn::And(hn::Ge(x, hlo), hn::Le(x, hhi));
-        t[0] = hn::IfThenElseZero(in_hole, wx);
-        t[1] = hn::IfThenElseZero(in_hole, one);
+        const auto in_hole = BandTerms(d, x, wx, hlo, hhi, t);
         const auto in_ring = hn::AndNot(in_hole, hn::And(hn::Ge(x, vlo), hn::Le(x, vhi)));
         count = StoreKept<false>(d, in_ring, x, id, nullptr, vals_out, ids_out, nullptr, count);
         id = hn::Add(id, step);

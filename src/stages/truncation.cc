@@ -14,6 +14,7 @@
 #include "kernels/moments.h"
 #include "kernels/softmax.h"
 #include "kernels/threshold.h"
+#include "stages/sampled_ring.h"
 #include "stages/stages.h"
 
 namespace bd {
@@ -138,52 +139,12 @@ bool g_top_p_ring = true;  // cleared only by tests
 thread_local size_t g_top_p_ring_hits = 0;
 thread_local size_t g_top_p_ring_misses = 0;
 
-// The ring (see TopPRing): a sample of kRingRuns runs of kRingRun entries,
-// evenly spread, and kRingMargin of it on each side of the boundary.
-constexpr size_t kRingRuns = 16;
-constexpr size_t kRingRun = 256;
+// The ring (see TopPRing): kRingMargin of the sample on each side of the
+// boundary, at most kRingShare of it, at a reach of kRingReach boundary
+// distances.
 constexpr double kRingMargin = 0.05;
-constexpr double kRingShare = 0.15;  // the most of the sample a ring may hold
-constexpr double kRingReach = 3.0;   // the cut reach, in boundary distances
-constexpr uint32_t kRingFine = 8;    // buckets per sample bin
-constexpr uint32_t kRingBins = kMassBuckets / kRingFine;
-
-// The sample's mass per bin of kRingFine buckets, coordinate
-// (max - v) * inv_width (overwrites mass[0..kRingBins)); returns its size.
-size_t BinRowSample(const float* row, const float* e, size_t len, float max, float inv_width,
-                    double* mass, uint32_t* count) {
-  std::fill(mass, mass + kRingBins, 0.0);
-  std::fill(count, count + kRingBins, 0u);
-  size_t sampled = 0;
-  const float last = static_cast<float>(kMassBuckets - 1);
-  for (size_t run = 0; run < kRingRuns; ++run) {
-    const size_t begin = run * (len / kRingRuns);
-    const size_t end = std::min(len, begin + kRingRun);
-    for (size_t i = begin; i < end; ++i) {
-      const float x = (max - row[i]) * inv_width;  // NaN-free: the row is checked
-      const uint32_t bin = (x < last ? static_cast<uint32_t>(x) : kMassBuckets - 1) / kRingFine;
-      mass[bin] += e[i];
-      ++count[bin];
-    }
-    sampled += end - begin;
-  }
-  return sampled;
-}
-
-// The bin holding the boundary, from the bottom: the first whose sampled
-// mass, with the bins below it and scaled to the row, passes the mass the
-// nucleus leaves out (kRingBins: none). From the bottom because the tail is
-// many light entries, whose mass a sample estimates far better than the
-// heavy head's (a flat row: ~3 % of the tail's mass, against ~3 % of the
-// whole head's).
-uint32_t BoundaryBin(const double* mass, double scale, double tail_max) {
-  double below = 0.0;
-  for (uint32_t b = kRingBins; b-- > 0;) {
-    below += mass[b] * scale;
-    if (below > tail_max) return b;
-  }
-  return kRingBins;
-}
+constexpr double kRingShare = 0.15;
+constexpr double kRingReach = 3.0;
 
 // A large nucleus that the prefilter refused (a flat row: most of the row
 // is kept), without the row's histogram: a sample of the row's exps places
@@ -207,40 +168,37 @@ struct TopPRingCut {
 };
 bool TopPRing(Candidates& c, float max, float inv_width, const float* e, double z,
               double target, Workspace& ws, TopPRingCut* cut) {
+  using sampled::kBins;
+  using sampled::kFine;
   const float* row = c.row;
   const size_t len = c.vocab;
-  double bins[kRingBins];
-  uint32_t count[kRingBins];
-  const size_t sampled = BinRowSample(row, e, len, max, inv_width, bins, count);
-  const double scale = static_cast<double>(len) / static_cast<double>(sampled);
-  uint32_t at = BoundaryBin(bins, scale, z - target);
-  if (at >= kRingBins) return false;
+  double bins[kBins];
+  uint32_t count[kBins];
+  auto below_max_at = [max](float inv) {
+    return [max, inv](float v) { return (max - v) * inv; };  // NaN-free: the row is checked
+  };
+  const size_t n_sampled =
+      sampled::BinSample(row, e, len, below_max_at(inv_width), bins, count);
+  const double scale = static_cast<double>(len) / static_cast<double>(n_sampled);
+  // From the bottom: the tail the nucleus leaves out is what a sample
+  // estimates well (sampled_ring.h); from the top, a flat row's head mass
+  // came out ~3 % off, and the boundary outside any ring of a tenth of it.
+  uint32_t at = sampled::BinFromOutside(bins, scale, z - target);
+  if (at >= kBins) return false;
   // The reach, cut to kRingReach boundary distances, and the sample again.
-  const double reach = kRingReach * static_cast<double>((at + 1) * kRingFine) /
-                       static_cast<double>(inv_width);
+  const double reach =
+      kRingReach * static_cast<double>((at + 1) * kFine) / static_cast<double>(inv_width);
   float inv = inv_width;
   if (reach < static_cast<double>(kMassBuckets) / static_cast<double>(inv_width)) {
     inv = static_cast<float>(static_cast<double>(kMassBuckets) / reach);
-    BinRowSample(row, e, len, max, inv, bins, count);
-    at = BoundaryBin(bins, scale, z - target);
-    if (at >= kRingBins) return false;
+    sampled::BinSample(row, e, len, below_max_at(inv), bins, count);
+    at = sampled::BinFromOutside(bins, scale, z - target);
+    if (at >= kBins) return false;
   }
-  const double margin = kRingMargin * static_cast<double>(sampled);
-  uint32_t inner = at, outer = at;
-  size_t ring = count[at];
-  for (size_t side = 0; inner > 0 && static_cast<double>(side) < margin;) {
-    side += count[--inner];
-    ring += count[inner];
-  }
-  for (size_t side = 0; outer + 1 < kRingBins && static_cast<double>(side) < margin;) {
-    side += count[++outer];
-    ring += count[outer];
-  }
-  if (static_cast<double>(ring) > kRingShare * static_cast<double>(sampled) ||
-      outer + 2 >= kRingBins) {
+  uint32_t first, limit;
+  if (!sampled::RingAround(count, at, n_sampled, kRingMargin, kRingShare, &first, &limit)) {
     return false;
   }
-  const uint32_t first = inner * kRingFine, limit = (outer + 2) * kRingFine;
   // {bucket < k} = {v >= BucketThreshold(k)}: the hole above the ring, and
   // the ring's lower edge.
   const float t_hi = first > 0 ? BucketThreshold(max, inv, first) : INFINITY;

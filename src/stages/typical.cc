@@ -15,6 +15,7 @@
 #include "kernels/moments.h"
 #include "kernels/row_scan.h"
 #include "kernels/threshold.h"
+#include "stages/sampled_ring.h"
 
 namespace bd {
 namespace {
@@ -120,28 +121,25 @@ thread_local size_t g_band_list_cuts = 0;  // KeepRowBand from the band's list
 // the vocabulary: a gather of a band that most likely holds the stop (a
 // narrow-band SIMD gather) and a histogram of its tokens alone cost far less
 // than the scalar scatter of every token. The band comes from a sample of
-// the candidates (kSampleRuns runs of kSampleRun consecutive ones, evenly
-// spread: cheaper to read than a stride), from outside in: the mass beyond
-// the typical set is a tail of many light tokens (an LLM-shaped row's floor
-// far below the centre), which a sample estimates well where it would not
-// the heavy head inside. The bin where the sampled tail, scaled to the
-// candidates, passes (1 - p) z holds the stop; the band takes a quarter
-// more of the sampled candidates beyond it, and a bin. kMassBuckets (no
-// band) when that band holds more than kBandShare of the sample (a flat row,
-// a large p), where the gather would cost about what it saves. A band that
-// falls short of the stop is completed by the full histogram (the same
-// sums), so a poor sample costs time only.
-constexpr size_t kSampleRuns = 16;
-constexpr size_t kSampleRun = 256;
+// the candidates (sampled_ring.h), from outside in: the mass beyond the
+// typical set is a tail of many light tokens (an LLM-shaped row's floor far
+// below the centre), which a sample estimates well where it would not the
+// heavy head inside. The bin where the sampled tail, scaled to the
+// candidates, passes (1 - p) z holds the stop; the band takes a quarter more
+// of the sampled candidates beyond it, and a bin. No band when that band
+// holds more than kBandShare of the sample (a flat row, a large p), where
+// the gather would cost about what it saves. A band that falls short of the
+// stop is completed by the full histogram (the same sums), so a poor sample
+// costs time only.
 constexpr double kBandShare = 0.15;
-// The same sample also sets the histogram's reach: a reach from the
-// exp's underflow (~88 T around the centre) spreads a flat row's distances
-// over a few hundred of the 4096 buckets, ~1 800 tokens in the stop's,
-// which then takes a bisection pass to narrow. The reach is cut to
-// kReachPerStop times the sampled stop (and, with a band, kReachPerBand
-// times the band's edge), so the stop's bucket holds a few hundred; everything beyond it
-// falls in the last bucket, and a stop beyond it (a sample far off) takes
-// the full reach again.
+// The same sample also sets the histogram's reach: a reach from the exp's
+// underflow (~88 T around the centre) spreads a flat row's distances over a
+// few hundred of the 4096 buckets, ~1 800 tokens in the stop's, which then
+// takes a bisection pass to narrow. The reach is cut to kReachPerStop times
+// the sampled stop (and, with a band, kReachPerBand times the band's edge),
+// so the stop's bucket holds a few hundred; everything beyond it falls in
+// the last bucket, and a stop beyond it (a sample far off) takes the full
+// reach again.
 constexpr double kReachPerStop = 3.0;
 constexpr double kReachPerBand = 1.5;
 // Where the band would hold more than kBandShare of the candidates (a flat
@@ -158,58 +156,30 @@ struct SampledBand {
   uint32_t first;   // > 0: a ring [first, limit) (the hole [0, first) is only weighed)
   uint32_t limit;   // buckets [first, limit) most likely hold the stop (kMassBuckets: no band)
 };
-constexpr uint32_t kFine = 8;  // buckets per sample bin
-constexpr uint32_t kBins = kMassBuckets / kFine;
-
-// The sample's mass and count per bin of kFine distance buckets at
-// inv_width (arrays of kBins, overwritten); returns the sample's size.
-size_t BinSample(const Span& s, const float* e, float center, float inv_width, double* mass,
-                 uint32_t* count) {
-  std::fill(mass, mass + kBins, 0.0);
-  std::fill(count, count + kBins, 0u);
-  size_t sampled = 0;
-  for (size_t run = 0; run < kSampleRuns; ++run) {
-    const size_t begin = run * (s.len / kSampleRuns);
-    const size_t end = std::min(s.len, begin + kSampleRun);
-    for (size_t i = begin; i < end; ++i) {
-      const float x = std::fabs(s.v[i] - center) * inv_width;
-      const uint32_t bin = (x < static_cast<float>(kMassBuckets - 1)
-                                ? static_cast<uint32_t>(x)
-                                : static_cast<uint32_t>(kMassBuckets - 1)) /
-                           kFine;
-      mass[bin] += e[i];
-      ++count[bin];
-    }
-    sampled += end - begin;
-  }
-  return sampled;
-}
-
-// The bin holding the stop, from outside in: the first where the sampled
-// mass beyond it, scaled to the candidates, passes outside_max.
-uint32_t StopBin(const double* mass, double scale, double outside_max) {
-  double outside = 0.0;
-  uint32_t stop = kBins - 1;
-  for (; stop > 0; --stop) {
-    if (outside + mass[stop] * scale > outside_max) break;
-    outside += mass[stop] * scale;
-  }
-  return stop;
-}
 
 SampledBand SampleBand(const Span& s, const float* e, float center, float inv_width,
                        double p, double z) {
+  using sampled::kBins;
+  using sampled::kFine;
   double mass[kBins];
   uint32_t count[kBins];
-  const size_t sampled = BinSample(s, e, center, inv_width, mass, count);
-  const double scale = static_cast<double>(s.len) / static_cast<double>(sampled);
+  auto distance_at = [center](float inv) {
+    return [center, inv](float v) { return std::fabs(v - center) * inv; };
+  };
+  const size_t n_sampled = sampled::BinSample(s.v, e, s.len, distance_at(inv_width), mass, count);
+  const double scale = static_cast<double>(s.len) / static_cast<double>(n_sampled);
   const double outside_max = (1.0 - p) * z;
-  uint32_t stop = StopBin(mass, scale, outside_max);
+  auto stop_bin = [&] {  // (none passes it: everything is in bin 0)
+    const uint32_t b = sampled::BinFromOutside(mass, scale, outside_max);
+    return b < kBins ? b : 0u;
+  };
+  const uint32_t stop = stop_bin();
   size_t within = 0;
   for (uint32_t b = 0; b <= stop; ++b) within += count[b];
   // Past it by a quarter more candidates (the distance density can be
   // steep there) and a little.
-  const double budget = 1.25 * static_cast<double>(within) + 0.005 * static_cast<double>(sampled);
+  const double budget =
+      1.25 * static_cast<double>(within) + 0.005 * static_cast<double>(n_sampled);
   uint32_t last = stop;
   while (last + 1 < kBins && static_cast<double>(within + count[last + 1]) <= budget) {
     within += count[++last];
@@ -220,7 +190,7 @@ SampledBand SampleBand(const Span& s, const float* e, float center, float inv_wi
   const double band_edge = static_cast<double>((last + 2) * kFine) * width;
   // (The band's edge only where there is a band: a flat row's band runs
   // to the last bin.)
-  const bool banded = static_cast<double>(within) <= kBandShare * static_cast<double>(sampled);
+  const bool banded = static_cast<double>(within) <= kBandShare * static_cast<double>(n_sampled);
   const double reach = banded ? std::max(kReachPerStop * stop_edge, kReachPerBand * band_edge)
                               : kReachPerStop * stop_edge;
   SampledBand out{inv_width, 0, static_cast<uint32_t>(kMassBuckets)};
@@ -234,25 +204,13 @@ SampledBand SampleBand(const Span& s, const float* e, float center, float inv_wi
   }
   if (out.inv_width == inv_width) return out;  // no cut reach: bins too coarse for a ring
   // The ring: the sample again, in bins at the cut reach.
-  BinSample(s, e, center, out.inv_width, mass, count);
-  stop = StopBin(mass, scale, outside_max);
-  const double margin = kRingMargin * static_cast<double>(sampled);
-  uint32_t inner = stop, outer = stop;
-  size_t ring = count[stop];
-  for (size_t side = 0; inner > 0 && static_cast<double>(side) < margin;) {
-    side += count[--inner];
-    ring += count[inner];
+  sampled::BinSample(s.v, e, s.len, distance_at(out.inv_width), mass, count);
+  uint32_t first, limit;
+  if (sampled::RingAround(count, stop_bin(), n_sampled, kRingMargin, kBandShare, &first,
+                          &limit)) {
+    out.first = first;
+    out.limit = limit;
   }
-  for (size_t side = 0; outer + 1 < kBins && static_cast<double>(side) < margin;) {
-    side += count[++outer];
-    ring += count[outer];
-  }
-  if (static_cast<double>(ring) > kBandShare * static_cast<double>(sampled) ||
-      outer + 2 >= kBins) {
-    return out;
-  }
-  out.first = inner * kFine;
-  out.limit = (outer + 2) * kFine;  // one bin more
   return out;
 }
 

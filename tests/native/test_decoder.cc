@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <random>
 #include <vector>
@@ -352,6 +353,41 @@ TEST_CASE("Bregman as the last stage (its logits left as they were) = Bregman fo
   }
 }
 
+// A path switched on, then off (set_path), on the same row and options:
+// sample (steps 0-2 at `seed`) draws the same tokens from the same k, and
+// decode (each of `orders`' sorted flags) returns the same ids and
+// probabilities, bit for bit. The path is left on.
+void SamePathOnAndOff(bd::Decoder& dec, const std::vector<float>& row, bd::DecodeOptions o,
+                      uint64_t seed, std::initializer_list<bool> orders, void (*set_path)(bool)) {
+  for (uint64_t step = 0; step < 3; ++step) {
+    o.seed = seed;
+    o.step = step;
+    set_path(true);
+    REQUIRE(dec.Sample(row.data(), row.size(), o) == bd::StatusCode::kOk);
+    const int32_t token = dec.token();
+    const size_t k = dec.k();
+    set_path(false);
+    REQUIRE(dec.Sample(row.data(), row.size(), o) == bd::StatusCode::kOk);
+    CHECK(dec.token() == token);
+    CHECK(dec.k() == k);
+  }
+  for (bool sorted : orders) {
+    o.sorted = sorted;
+    set_path(true);
+    REQUIRE(dec.Decode(row.data(), row.size(), o) == bd::StatusCode::kOk);
+    const std::vector<int32_t> ids(dec.ids(), dec.ids() + dec.k());
+    const std::vector<float> probs(dec.probs(), dec.probs() + dec.k());
+    set_path(false);
+    REQUIRE(dec.Decode(row.data(), row.size(), o) == bd::StatusCode::kOk);
+    REQUIRE(dec.k() == ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) {
+      REQUIRE(dec.ids()[i] == ids[i]);
+      REQUIRE(dec.probs()[i] == probs[i]);
+    }
+  }
+  set_path(true);
+}
+
 TEST_CASE("top-p's ring (flat rows) gives the row histogram's cut: tokens, kept sets and probabilities") {
   // A large nucleus the prefilter refuses (most of the row) is bracketed by a
   // ring of buckets around a sampled boundary, the mass above it summed in
@@ -387,30 +423,7 @@ TEST_CASE("top-p's ring (flat rows) gives the row histogram's cut: tokens, kept 
     o.temperature = trial % 2 == 0 ? 1.0f : 0.7f;
     CAPTURE(trial);
     CAPTURE(v);
-    for (uint64_t step = 0; step < 3; ++step) {
-      o.seed = 13;
-      o.step = step;
-      bd::SetTopPRingForTesting(true);
-      REQUIRE(dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
-      const int32_t token = dec.token();
-      const size_t k = dec.k();
-      bd::SetTopPRingForTesting(false);
-      REQUIRE(dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
-      CHECK(dec.token() == token);
-      CHECK(dec.k() == k);
-    }
-    o.sorted = true;
-    bd::SetTopPRingForTesting(true);
-    REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
-    const std::vector<int32_t> ids(dec.ids(), dec.ids() + dec.k());
-    const std::vector<float> probs(dec.probs(), dec.probs() + dec.k());
-    bd::SetTopPRingForTesting(false);
-    REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
-    REQUIRE(dec.k() == ids.size());
-    for (size_t i = 0; i < ids.size(); ++i) {
-      REQUIRE(dec.ids()[i] == ids[i]);
-      REQUIRE(dec.probs()[i] == probs[i]);
-    }
+    SamePathOnAndOff(dec, row, o, 13, {true}, bd::SetTopPRingForTesting);
     ++compared;
   }
   bd::SetTopPRingForTesting(true);
@@ -465,32 +478,7 @@ TEST_CASE("top-p's row prefilter changes nothing: tokens, kept sets and probabil
     o.order_len = 2;
     CAPTURE(trial);
     CAPTURE(v);
-    for (uint64_t step = 0; step < 3; ++step) {
-      o.seed = 11;
-      o.step = step;
-      bd::SetTopPPrefilterForTesting(true);
-      REQUIRE(dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
-      const int32_t token = dec.token();
-      const size_t k = dec.k();
-      bd::SetTopPPrefilterForTesting(false);
-      REQUIRE(dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
-      CHECK(dec.token() == token);
-      CHECK(dec.k() == k);
-    }
-    for (bool sorted : {true, false}) {
-      o.sorted = sorted;
-      bd::SetTopPPrefilterForTesting(true);
-      REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
-      const std::vector<int32_t> ids(dec.ids(), dec.ids() + dec.k());
-      const std::vector<float> probs(dec.probs(), dec.probs() + dec.k());
-      bd::SetTopPPrefilterForTesting(false);
-      REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
-      REQUIRE(dec.k() == ids.size());
-      for (size_t i = 0; i < ids.size(); ++i) {
-        REQUIRE(dec.ids()[i] == ids[i]);
-        REQUIRE(dec.probs()[i] == probs[i]);
-      }
-    }
+    SamePathOnAndOff(dec, row, o, 11, {true, false}, bd::SetTopPPrefilterForTesting);
     ++compared;
   }
   bd::SetTopPPrefilterForTesting(true);

@@ -1,0 +1,88 @@
+// A sample of a large candidate row and the ring of histogram buckets around
+// the boundary it places: top-p's and typical's first brackets on rows whose
+// cut keeps most of the row (flat rows), where a histogram of every token
+// costs more than the pass that gathers a ring (BandSumGatherRing). The
+// sample is kRuns runs of kRun consecutive candidates, evenly spread
+// (cheaper to read than a stride); its entries are binned kFine buckets to
+// a bin, in the stage's own bucket coordinate. The boundary is placed from
+// outside in: the mass beyond a flat row's cut is many light tokens, which a
+// sample estimates far better than the heavy tokens inside.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/histogram.h"
+
+namespace bd {
+namespace sampled {
+
+constexpr size_t kRuns = 16;
+constexpr size_t kRun = 256;
+constexpr uint32_t kFine = 8;  // buckets per bin
+constexpr uint32_t kBins = kMassBuckets / kFine;
+
+// The sample's weight and count per bin (arrays of kBins, overwritten);
+// coord(v) is the bucket coordinate of a value (the last bucket also holds
+// everything beyond). Returns the sample's size.
+template <class Coord>
+size_t BinSample(const float* v, const float* e, size_t len, Coord coord, double* mass,
+                 uint32_t* count) {
+  std::fill(mass, mass + kBins, 0.0);
+  std::fill(count, count + kBins, 0u);
+  size_t sampled = 0;
+  const float last = static_cast<float>(kMassBuckets - 1);
+  for (size_t run = 0; run < kRuns; ++run) {
+    const size_t begin = run * (len / kRuns);
+    const size_t end = std::min(len, begin + kRun);
+    for (size_t i = begin; i < end; ++i) {
+      const float x = coord(v[i]);
+      const uint32_t bin =
+          (x < last ? static_cast<uint32_t>(x) : static_cast<uint32_t>(kMassBuckets - 1)) / kFine;
+      mass[bin] += e[i];
+      ++count[bin];
+    }
+    sampled += end - begin;
+  }
+  return sampled;
+}
+
+// The first bin, from the last one in, where the sampled weight of it and
+// the bins beyond, times scale, passes outside_max (kBins: none does).
+inline uint32_t BinFromOutside(const double* mass, double scale, double outside_max) {
+  double outside = 0.0;
+  for (uint32_t b = kBins; b-- > 0;) {
+    outside += mass[b] * scale;
+    if (outside > outside_max) return b;
+  }
+  return kBins;
+}
+
+// The ring of buckets [*first, *limit) around bin `at`: bins added inward
+// and outward until each side holds margin_share of the sample, and one bin
+// more outward. False when it would hold more than max_share of the sample
+// or reach the last bins (the last bucket holds everything beyond).
+inline bool RingAround(const uint32_t* count, uint32_t at, size_t sampled, double margin_share,
+                       double max_share, uint32_t* first, uint32_t* limit) {
+  const double margin = margin_share * static_cast<double>(sampled);
+  uint32_t inner = at, outer = at;
+  size_t ring = count[at];
+  for (size_t side = 0; inner > 0 && static_cast<double>(side) < margin;) {
+    side += count[--inner];
+    ring += count[inner];
+  }
+  for (size_t side = 0; outer + 1 < kBins && static_cast<double>(side) < margin;) {
+    side += count[++outer];
+    ring += count[outer];
+  }
+  if (static_cast<double>(ring) > max_share * static_cast<double>(sampled) || outer + 2 >= kBins) {
+    return false;
+  }
+  *first = inner * kFine;
+  *limit = (outer + 2) * kFine;
+  return true;
+}
+
+}  // namespace sampled
+}  // namespace bd
