@@ -132,7 +132,7 @@ void DistanceHistogram(const float* v, const float* e, size_t n, float center, f
 
 void DistanceHistogramOf(const int32_t* ids, const float* vals, size_t m, const float* e,
                          float center, float inv_width, uint32_t limit, double* mass,
-                         uint32_t* count, float* e_out) {
+                         uint32_t* count) {
   for (uint32_t j = 0; j < limit; ++j) {
     mass[j] = 0.0;
     count[j] = 0;
@@ -142,17 +142,16 @@ void DistanceHistogramOf(const int32_t* ids, const float* vals, size_t m, const 
   for (size_t begin = 0; begin < m; begin += kChunk) {
     const size_t len = m - begin < kChunk ? m - begin : kChunk;
     DistanceBucketIndices(vals + begin, len, center, inv_width, bucket);
-    const int32_t* id = ids + begin;
-    if (e_out) {
-      for (size_t i = 0; i < len; ++i) {
-        const float w = e[id[i]];
-        mass[bucket[i]] += w;
-        ++count[bucket[i]];
-        e_out[begin + i] = w;
-      }
-    } else {
+    if (ids) {
+      const int32_t* id = ids + begin;
       for (size_t i = 0; i < len; ++i) {
         mass[bucket[i]] += e[id[i]];
+        ++count[bucket[i]];
+      }
+    } else {
+      const float* w = e + begin;
+      for (size_t i = 0; i < len; ++i) {
+        mass[bucket[i]] += w[i];
         ++count[bucket[i]];
       }
     }

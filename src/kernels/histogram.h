@@ -39,10 +39,10 @@ void DistanceBucketBand(float center, float inv_width, uint32_t limit, float* lo
 // a gather of DistanceBucketBand's interval gives them) with weights e[id]:
 // the same sums as DistanceHistogram's for those buckets (each bucket's
 // entries added in index order). Buckets from limit on are left as they were.
-// e_out (when non-null) receives the entries' weights, e_out[j] = e[ids[j]].
+// ids null: the weights come list-aligned, entry j's in e[j].
 void DistanceHistogramOf(const int32_t* ids, const float* vals, size_t m, const float* e,
                          float center, float inv_width, uint32_t limit, double* mass,
-                         uint32_t* count, float* e_out = nullptr);
+                         uint32_t* count);
 
 // The smallest float v with (max - v) * inv_width < k (computed exactly as the
 // histogram does), so {entries with bucket < k} = {v >= it}. 1 <= k.

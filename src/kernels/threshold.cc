@@ -17,26 +17,26 @@ namespace bd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Stores the lanes of v and id (and of w_in's vector when kWithW) that keep
+// Stores the lanes of v and id (and of w when kWithW) that keep
 // selects at out + count, in order, as whole vectors (the lanes past the
 // count land in the documented slack: cheaper than masked compress-stores on
 // every target, and no branch), and returns the new count. In place (out at
 // or before the lanes' own place) is fine: each vector is loaded first.
 template <bool kWithW, class D, class M>
 HWY_INLINE size_t StoreKept(D d, M keep, hn::Vec<D> v, hn::Vec<hn::RebindToSigned<D>> id,
-                            const float* w_in, float* vals_out, int32_t* ids_out,
-                            float* w_out, size_t count) {
+                            hn::Vec<D> w, float* vals_out, int32_t* ids_out, float* w_out,
+                            size_t count) {
   const hn::RebindToSigned<D> di;
 #if HWY_TARGET == HWY_WASM
   const uint32_t bits = WasmMaskBits(keep);
   hn::StoreU(WasmCompress(v, bits), d, vals_out + count);
   hn::StoreU(WasmCompress(id, bits), di, ids_out + count);
-  if (kWithW) hn::StoreU(WasmCompress(hn::LoadU(d, w_in), bits), d, w_out + count);
+  if (kWithW) hn::StoreU(WasmCompress(w, bits), d, w_out + count);
   return count + static_cast<size_t>(__builtin_popcount(bits));
 #else
   hn::StoreU(hn::Compress(v, keep), d, vals_out + count);
   hn::StoreU(hn::Compress(id, hn::RebindMask(di, keep)), di, ids_out + count);
-  if (kWithW) hn::StoreU(hn::Compress(hn::LoadU(d, w_in), keep), d, w_out + count);
+  if (kWithW) hn::StoreU(hn::Compress(w, keep), d, w_out + count);
   return count + hn::CountTrue(d, keep);
 #endif
 }
@@ -156,12 +156,12 @@ HWY_INLINE size_t GatherRange(const float* HWY_RESTRICT row, size_t n, float lo,
 #if HWY_TARGET == HWY_WASM
       // No branch: a dense keep pattern (a large nucleus) would mispredict
       // it on most vectors; an empty store lands in the slack.
-      count = StoreKept<kWithW>(d, keep, v, ids, kWithW ? w + i : nullptr, vals_out, ids_out,
-                                  w_out, count);
+      count = StoreKept<kWithW>(d, keep, v, ids, kWithW ? hn::LoadU(d, w + i) : v, vals_out,
+                                ids_out, w_out, count);
 #else
       if (!hn::AllFalse(d, keep)) {
-        count = StoreKept<kWithW>(d, keep, v, ids, kWithW ? w + i : nullptr, vals_out, ids_out,
-                                  w_out, count);
+        count = StoreKept<kWithW>(d, keep, v, ids, kWithW ? hn::LoadU(d, w + i) : v, vals_out,
+                                ids_out, w_out, count);
       }
 #endif
       ids = hn::Add(ids, step);
@@ -238,7 +238,8 @@ HWY_INLINE size_t CompactAboveCutT(int32_t* HWY_RESTRICT ids, float* HWY_RESTRIC
     const auto id = hn::LoadU(di, ids + i);
     const auto on_cut = hn::And(hn::Eq(v, vcut), hn::RebindMask(d, hn::Not(hn::Gt(id, vid))));
     const auto keep = hn::Or(hn::Gt(v, vcut), on_cut);
-    count = StoreKept<kWithW>(d, keep, v, id, kWithW ? w + i : nullptr, vals, ids, w, count);
+    count = StoreKept<kWithW>(d, keep, v, id, kWithW ? hn::LoadU(d, w + i) : v, vals, ids, w,
+                              count);
   }
   for (; i < n; ++i) {
     const bool keep = vals[i] > cut || (vals[i] == cut && ids[i] <= cut_id);
@@ -262,7 +263,7 @@ size_t CompactAboveCutImpl(int32_t* HWY_RESTRICT ids, float* HWY_RESTRICT vals,
 BandTotals BandSumGatherRingImpl(const float* HWY_RESTRICT row, const float* HWY_RESTRICT w,
                                  size_t n, float lo, float hi, float hole_lo, float hole_hi,
                                  int32_t* HWY_RESTRICT ids_out, float* HWY_RESTRICT vals_out,
-                                 size_t* gathered) {
+                                 float* HWY_RESTRICT w_out, size_t* gathered) {
   const hn::ScalableTag<float> d;
   const hn::RebindToSigned<decltype(d)> di;
   const auto vlo = hn::Set(d, lo);
@@ -278,7 +279,8 @@ BandTotals BandSumGatherRingImpl(const float* HWY_RESTRICT row, const float* HWY
       [&](auto x, auto wx, auto* t) BD_TERMS {
         const auto in_hole = BandTerms(d, x, wx, hlo, hhi, t);
         const auto in_ring = hn::AndNot(in_hole, hn::And(hn::Ge(x, vlo), hn::Le(x, vhi)));
-        count = StoreKept<false>(d, in_ring, x, id, nullptr, vals_out, ids_out, nullptr, count);
+        count = w_out ? StoreKept<true>(d, in_ring, x, id, wx, vals_out, ids_out, w_out, count)
+                      : StoreKept<false>(d, in_ring, x, id, x, vals_out, ids_out, nullptr, count);
         id = hn::Add(id, step);
       },
       totals, nullptr);
@@ -338,9 +340,9 @@ size_t CompactAboveCut(int32_t* ids, float* vals, float* w, size_t n, float cut,
 }
 BandTotals BandSumGatherRing(const float* row, const float* w, size_t n, float lo, float hi,
                              float hole_lo, float hole_hi, int32_t* ids_out, float* vals_out,
-                             size_t* gathered) {
+                             float* w_out, size_t* gathered) {
   return HWY_DYNAMIC_DISPATCH(BandSumGatherRingImpl)(row, w, n, lo, hi, hole_lo, hole_hi,
-                                                     ids_out, vals_out, gathered);
+                                                     ids_out, vals_out, w_out, gathered);
 }
 }  // namespace bd
 #endif  // HWY_ONCE

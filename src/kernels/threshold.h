@@ -53,11 +53,11 @@ size_t GatherInRangeWith(const float* row, size_t n, float lo, float hi, int32_t
 // One pass for a ring of a band: returns BandSum(row, w, n, hole_lo,
 // hole_hi) (the same bits: the count and weight of the entries inside the
 // hole) and gathers the entries with lo <= row[i] <= hi outside the hole,
-// as GatherAtLeast writes them (ascending ids, the same slack rule);
-// *gathered receives their count.
+// as GatherAtLeast writes them (ascending ids, the same slack rule), with
+// their w into w_out when it is not null; *gathered receives their count.
 BandTotals BandSumGatherRing(const float* row, const float* w, size_t n, float lo, float hi,
                              float hole_lo, float hole_hi, int32_t* ids_out, float* vals_out,
-                             size_t* gathered);
+                             float* w_out, size_t* gathered);
 
 // Keeps, in place and in order, the entries i of a list with vals[i] > cut,
 // or vals[i] == cut and ids[i] <= cut_id (a walk in sorted order that

@@ -204,8 +204,9 @@ bool TopPRing(Candidates& c, float max, float inv_width, const float* e, double 
   const float t_hi = first > 0 ? BucketThreshold(max, inv, first) : INFINITY;
   const float t_lo = BucketThreshold(max, inv, limit);
   size_t n = 0;
+  float* ring_e = ws.stage_f32.data();
   const BandTotals hole = BandSumGatherRing(row, e, len, t_lo, INFINITY, t_hi, INFINITY,
-                                            ws.ids.data(), ws.logits.data(), &n);
+                                            ws.ids.data(), ws.logits.data(), ring_e, &n);
   c.ids = ws.ids.data();
   c.logits = ws.logits.data();
   c.size = 0;
@@ -213,8 +214,6 @@ bool TopPRing(Candidates& c, float max, float inv_width, const float* e, double 
   ++g_top_p_ring_misses;  // until it holds the boundary
   double above = hole.sum_w;
   if (above >= target) return false;  // the boundary is above the ring
-  float* ring_e = ws.stage_f32.data();
-  for (size_t j = 0; j < n; ++j) ring_e[j] = e[ws.ids[j]];
   double* mass = ws.hist_mass.data();
   MassHistogram(ws.logits.data(), ring_e, n, max, inv, mass, nullptr);
   size_t b = first;

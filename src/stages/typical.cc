@@ -483,21 +483,21 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
             int32_t* band_ids = c.truncated ? g_idx : ws.ids.data();
             float* band_logits = c.truncated ? g_val : ws.logits.data();
             if (!c.truncated) c.size = 0;
+            // On the row a ring's weights come with it, list-aligned (in
+            // stage_f32, free until the cut's survivors): the histogram's
+            // weights, and the part of the cut's inner band outside the hole.
+            float* ring_e = !c.truncated && first > 0 ? ws.stage_f32.data() : nullptr;
             size_t m;
             if (first > 0) {
               hole = BandSumGatherRing(s.v, e, s.len, band_lo, band_hi, hole_lo, hole_hi,
-                                       band_ids, band_logits, &m);
+                                       band_ids, band_logits, ring_e, &m);
               ++g_histogram_rings;
             } else {
               m = GatherInRange(s.v, s.len, band_lo, std::nextafter(band_hi, INFINITY), band_ids,
                                 band_logits, c.truncated ? nullptr : RowBlocks(c));
             }
-            // A ring's weights, list-aligned (in stage_f32, free until the
-            // cut's survivors), weigh the part of the cut's inner band
-            // outside the hole.
-            float* ring_e = !c.truncated && first > 0 ? ws.stage_f32.data() : nullptr;
-            DistanceHistogramOf(band_ids, band_logits, m, e, center_f, inv_width, valid, mass,
-                                in_bucket, ring_e);
+            DistanceHistogramOf(ring_e ? nullptr : band_ids, band_logits, m, ring_e ? ring_e : e,
+                                center_f, inv_width, valid, mass, in_bucket);
             if (!c.truncated) {
               band = BandList{band_ids, band_logits, m, band_lo, band_hi, hole_lo, hole_hi,
                               ring_e, hole};

@@ -637,7 +637,7 @@ TEST_CASE("every target: CompactAboveCut equals a scalar filter, in place, with 
   CHECK(mismatches == 0);
 }
 
-TEST_CASE("every target: BandSumGatherRing's hole totals are BandSum's bits and its ring a scalar filter") {
+TEST_CASE("every target: BandSumGatherRing's hole totals are BandSum's bits and its ring (with w) a scalar filter") {
   // Rows on a quarter-step grid (values on the band edges), NaN and -inf
   // among them; lengths around the vector widths and the 256-entry blocks;
   // holes empty, inside the band, at its edges, and the whole band.
@@ -655,11 +655,13 @@ TEST_CASE("every target: BandSumGatherRing's hole totals are BandSum's bits and 
                                 {-3.0f, 3.0f, -3.0f, 3.0f},   {-3.0f, 3.0f, -2.75f, 0.0f},
                                 {-INFINITY, 5.0f, -1.0f, 4.0f}, {0.0f, 0.0f, 0.25f, 0.5f}};
       for (const auto& b : bands) {
+       for (bool with_w : {false, true}) {
         std::vector<int32_t> ids(n + bd::kCompressSlack);
-        std::vector<float> vals(n + bd::kCompressSlack);
+        std::vector<float> vals(n + bd::kCompressSlack), w_out(n + bd::kCompressSlack, -1.0f);
         size_t got = 0;
-        const bd::BandTotals hole = bd::BandSumGatherRing(row.data(), w.data(), n, b[0], b[1], b[2],
-                                                          b[3], ids.data(), vals.data(), &got);
+        const bd::BandTotals hole =
+            bd::BandSumGatherRing(row.data(), w.data(), n, b[0], b[1], b[2], b[3], ids.data(),
+                                  vals.data(), with_w ? w_out.data() : nullptr, &got);
         const bd::BandTotals want_hole = bd::BandSum(row.data(), w.data(), n, b[2], b[3]);
         mismatches += hole.count != want_hole.count || hole.sum_w != want_hole.sum_w;
         std::vector<size_t> want;
@@ -670,8 +672,10 @@ TEST_CASE("every target: BandSumGatherRing's hole totals are BandSum's bits and 
         mismatches += got != want.size();
         for (size_t j = 0; j < std::min(got, want.size()); ++j) {
           mismatches += ids[j] != static_cast<int32_t>(want[j]) || vals[j] != row[want[j]];
+          mismatches += with_w ? w_out[j] != w[want[j]] : w_out[j] != -1.0f;
         }
         ++checked;
+       }
       }
     }
   });
