@@ -406,7 +406,7 @@ TEST_CASE("top-p's ring (flat rows) gives the row histogram's cut: tokens, kept 
   const size_t misses_before = bd::TopPRingMissesForTesting();
   size_t compared = 0;
   for (int trial = 0; trial < 36; ++trial) {
-    const size_t v = trial % 4 == 0 ? 262144 : 16384 + rng() % 100000;
+    const size_t v = trial % 4 == 0 ? 262144 : 65536 + rng() % 100000;  // (kRingMin)
     const float spread = trial % 3 == 0 ? 1.0f : trial % 3 == 1 ? 1.5f : 3.0f;
     std::vector<float> row(v);
     for (float& x : row) x = spread * g(rng);
