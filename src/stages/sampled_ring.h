@@ -22,6 +22,13 @@ constexpr size_t kRuns = 16;
 constexpr size_t kRun = 256;
 constexpr uint32_t kFine = 8;  // buckets per bin
 constexpr uint32_t kBins = kMassBuckets / kFine;
+// A ring: kRingMargin of the sample on each side of the boundary (~6
+// standard errors of a flat row's sampled tail mass), at most kRingShare of
+// the sample, in buckets spanning kReachPerStop boundary distances (so the
+// boundary's bucket holds tens to hundreds of tokens, not thousands).
+constexpr double kRingMargin = 0.05;
+constexpr double kRingShare = 0.15;
+constexpr double kReachPerStop = 3.0;
 
 // The sample's weight and count per bin (arrays of kBins, overwritten);
 // coord(v) is the bucket coordinate of a value (the last bucket also holds
@@ -46,6 +53,20 @@ size_t BinSample(const float* v, const float* e, size_t len, Coord coord, double
     sampled += end - begin;
   }
   return sampled;
+}
+
+// The upper edge of bin b, in the coordinate's units at inv_width.
+inline double BinEdge(uint32_t b, float inv_width) {
+  return static_cast<double>((b + 1) * kFine) * (1.0 / static_cast<double>(inv_width));
+}
+
+// The buckets per unit that make kMassBuckets span `reach`, or inv_width
+// when that would not narrow them.
+inline float InvWidthForReach(double reach, float inv_width) {
+  const double buckets = static_cast<double>(kMassBuckets);
+  return reach < buckets * (1.0 / static_cast<double>(inv_width))
+             ? static_cast<float>(buckets / reach)
+             : inv_width;
 }
 
 // The first bin, from the last one in, where the sampled weight of it and

@@ -139,13 +139,7 @@ bool g_top_p_ring = true;  // cleared only by tests
 thread_local size_t g_top_p_ring_hits = 0;
 thread_local size_t g_top_p_ring_misses = 0;
 
-// The ring (see TopPRing): kRingMargin of the sample on each side of the
-// boundary, at most kRingShare of it, at a reach of kRingReach boundary
-// distances.
-constexpr double kRingMargin = 0.05;
-constexpr double kRingShare = 0.15;
-constexpr double kRingReach = 3.0;
-// From this many entries on: below it the sample (16 x 256 entries, binned
+// The ring (see TopPRing), from this many entries on: below it the sample (16 x 256 entries, binned
 // twice) is too large a share of the row. Side by side in wasm (flat rows,
 // top-p 0.9): V = 32 000 5-9 % slower with the ring, 65 536 and 128 256 the
 // same, 262 144 3 % faster; natively 15 % faster from 128 256 on.
@@ -153,9 +147,8 @@ constexpr size_t kRingMin = 65536;
 
 // A large nucleus that the prefilter refused (a flat row: most of the row
 // is kept), without the row's histogram: a sample of the row's exps places
-// the boundary; buckets at a reach cut to kRingReach times its distance
-// from the max (so the boundary's bucket holds tens of tokens, not
-// thousands) form a ring around it, kRingMargin of the sample on each side;
+// the boundary; buckets at a reach cut to a few times its distance from the
+// max form a ring around it (sampled_ring.h's parameters);
 // one branch-free pass gathers the ring's tokens (ascending ids, into
 // ws.ids / ws.logits: the row's sorted-prefix cache, dropped) and weighs
 // everything above it (BandSumGatherRing: BandSum's float-lane sums), and
@@ -166,15 +159,13 @@ constexpr size_t kRingMin = 65536;
 // in double, so a cut can move only where the walk's margin is below ~1e-7
 // of the mass (inside the target's 1e-6 fuzz).
 struct TopPRingCut {
-  float lo, hi;     // the boundary bucket's band [lo, hi)
-  double above;     // mass of the entries >= hi
-  size_t n;         // ring tokens, in ws.ids / ws.logits
-  float inv_width;  // the ring's buckets per logit unit
+  float lo, hi;  // the boundary bucket's band [lo, hi)
+  double above;  // mass of the entries >= hi
+  size_t n;      // ring tokens, in ws.ids / ws.logits
 };
 bool TopPRing(Candidates& c, float max, float inv_width, const float* e, double z,
               double target, Workspace& ws, TopPRingCut* cut) {
   using sampled::kBins;
-  using sampled::kFine;
   const float* row = c.row;
   const size_t len = c.vocab;
   double bins[kBins];
@@ -190,18 +181,17 @@ bool TopPRing(Candidates& c, float max, float inv_width, const float* e, double 
   // came out ~3 % off, and the boundary outside any ring of a tenth of it.
   uint32_t at = sampled::BinFromOutside(bins, scale, z - target);
   if (at >= kBins) return false;
-  // The reach, cut to kRingReach boundary distances, and the sample again.
-  const double reach =
-      kRingReach * static_cast<double>((at + 1) * kFine) / static_cast<double>(inv_width);
-  float inv = inv_width;
-  if (reach < static_cast<double>(kMassBuckets) / static_cast<double>(inv_width)) {
-    inv = static_cast<float>(static_cast<double>(kMassBuckets) / reach);
+  // The reach, cut to a few boundary distances, and the sample again.
+  const float inv =
+      sampled::InvWidthForReach(sampled::kReachPerStop * sampled::BinEdge(at, inv_width), inv_width);
+  if (inv != inv_width) {
     sampled::BinSample(row, e, len, below_max_at(inv), bins, count);
     at = sampled::BinFromOutside(bins, scale, z - target);
     if (at >= kBins) return false;
   }
   uint32_t first, limit;
-  if (!sampled::RingAround(count, at, n_sampled, kRingMargin, kRingShare, &first, &limit)) {
+  if (!sampled::RingAround(count, at, n_sampled, sampled::kRingMargin, sampled::kRingShare, &first,
+                           &limit)) {
     return false;
   }
   // {bucket < k} = {v >= BucketThreshold(k)}: the hole above the ring, and
@@ -227,7 +217,7 @@ bool TopPRing(Candidates& c, float max, float inv_width, const float* e, double 
   --g_top_p_ring_misses;
   ++g_top_p_ring_hits;
   const Band band = BucketBand(max, inv, b, -FLT_MAX, std::nextafter(max, INFINITY));
-  *cut = TopPRingCut{band.lo, band.hi, above, n, inv};
+  *cut = TopPRingCut{band.lo, band.hi, above, n};
   return true;
 }
 

@@ -135,22 +135,19 @@ constexpr double kBandShare = 0.15;
 // The same sample also sets the histogram's reach: a reach from the exp's
 // underflow (~88 T around the centre) spreads a flat row's distances over a
 // few hundred of the 4096 buckets, ~1 800 tokens in the stop's, which then
-// takes a bisection pass to narrow. The reach is cut to kReachPerStop times
-// the sampled stop (and, with a band, kReachPerBand times the band's edge),
-// so the stop's bucket holds a few hundred; everything beyond it falls in
-// the last bucket, and a stop beyond it (a sample far off) takes the full
-// reach again.
-constexpr double kReachPerStop = 3.0;
+// takes a bisection pass to narrow. The reach is cut to
+// sampled::kReachPerStop times the sampled stop (and, with a band,
+// kReachPerBand times the band's edge), so the stop's bucket holds a few
+// hundred; everything beyond it falls in the last bucket, and a stop beyond
+// it (a sample far off) takes the full reach again.
 constexpr double kReachPerBand = 1.5;
 // Where the band would hold more than kBandShare of the candidates (a flat
 // row: the typical set is most of it), the stop is instead bracketed by a
-// ring of buckets [first, limit) around the sampled stop, kRingMargin of
-// the sample on each side (~6 standard errors of the sampled tail mass on
-// a flat row), re-binned at the cut reach: the hole inside it is only
-// counted and weighed (BandSumGatherRing: BandSum's sums), the ring's
-// tokens gathered and histogrammed. A stop inside the hole takes the full
-// histogram; one beyond the ring completes it, as for a band.
-constexpr double kRingMargin = 0.05;
+// ring of buckets [first, limit) around the sampled stop (sampled_ring.h),
+// re-binned at the cut reach: the hole inside it is only counted and
+// weighed (BandSumGatherRing: BandSum's sums), the ring's tokens gathered
+// and histogrammed. A stop inside the hole takes the full histogram; one
+// beyond the ring completes it, as for a band.
 struct SampledBand {
   float inv_width;  // the histogram's buckets per logit unit
   uint32_t first;   // > 0: a ring [first, limit) (the hole [0, first) is only weighed)
@@ -160,7 +157,6 @@ struct SampledBand {
 SampledBand SampleBand(const Span& s, const float* e, float center, float inv_width,
                        double p, double z) {
   using sampled::kBins;
-  using sampled::kFine;
   double mass[kBins];
   uint32_t count[kBins];
   auto distance_at = [center](float inv) {
@@ -185,18 +181,16 @@ SampledBand SampleBand(const Span& s, const float* e, float center, float inv_wi
     within += count[++last];
   }
   // In logit units: the stop's bin's upper edge and the band's (one bin more).
-  const double width = 1.0 / static_cast<double>(inv_width);
-  const double stop_edge = static_cast<double>((stop + 1) * kFine) * width;
-  const double band_edge = static_cast<double>((last + 2) * kFine) * width;
+  const double stop_edge = sampled::BinEdge(stop, inv_width);
+  const double band_edge = sampled::BinEdge(last + 1, inv_width);
   // (The band's edge only where there is a band: a flat row's band runs
   // to the last bin.)
   const bool banded = static_cast<double>(within) <= kBandShare * static_cast<double>(n_sampled);
-  const double reach = banded ? std::max(kReachPerStop * stop_edge, kReachPerBand * band_edge)
-                              : kReachPerStop * stop_edge;
-  SampledBand out{inv_width, 0, static_cast<uint32_t>(kMassBuckets)};
-  if (reach < static_cast<double>(kMassBuckets) * width) {
-    out.inv_width = static_cast<float>(static_cast<double>(kMassBuckets) / reach);
-  }
+  const double reach =
+      banded ? std::max(sampled::kReachPerStop * stop_edge, kReachPerBand * band_edge)
+             : sampled::kReachPerStop * stop_edge;
+  SampledBand out{sampled::InvWidthForReach(reach, inv_width), 0,
+                  static_cast<uint32_t>(kMassBuckets)};
   if (banded) {
     const double limit = std::ceil(band_edge * static_cast<double>(out.inv_width)) + 1.0;
     if (limit < static_cast<double>(kMassBuckets)) out.limit = static_cast<uint32_t>(limit);
@@ -206,8 +200,8 @@ SampledBand SampleBand(const Span& s, const float* e, float center, float inv_wi
   // The ring: the sample again, in bins at the cut reach.
   sampled::BinSample(s.v, e, s.len, distance_at(out.inv_width), mass, count);
   uint32_t first, limit;
-  if (sampled::RingAround(count, stop_bin(), n_sampled, kRingMargin, kBandShare, &first,
-                          &limit)) {
+  if (sampled::RingAround(count, stop_bin(), n_sampled, sampled::kRingMargin,
+                          sampled::kRingShare, &first, &limit)) {
     out.first = first;
     out.limit = limit;
   }
