@@ -562,6 +562,11 @@ class PerK {
       EnsurePowers(std::min(k, nu->anchor_k), std::max(k, nu->anchor_k));
     }
     nu->powers = ws_.powers.data();
+    // (powers holds k entries now: ensuring a range below k reallocates nothing.)
+    nu->ensure_powers = [](void* self, size_t from, size_t to) {
+      static_cast<PerK*>(self)->EnsurePowers(from, to);
+    };
+    nu->powers_owner = this;
     nu->kept = KeptMass(k);
     nu->sketch = &ws_.sketch;
   }

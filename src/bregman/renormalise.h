@@ -55,6 +55,12 @@ struct Multiplier {
   // DualPower below), computed once by the caller for all the supports it
   // solves; null: the solver computes them (one pow per coordinate).
   const double* powers = nullptr;
+  // in (with powers): makes powers[from, to) valid, for a caller whose
+  // powers skip the tokens its sketch stands for (a primal solve for
+  // alpha < 1 maps the blocks near its pole one by one: SupportSketch::For's
+  // head). null: powers holds all of p[0..k).
+  void (*ensure_powers)(void* owner, size_t from, size_t to) = nullptr;
+  void* powers_owner = nullptr;
   // in: the sketch of the sorted prefix for this map, extended to at least
   // k (the decoder's, kept across the supports it solves); null: the solver
   // builds one (SketchFor). Its sums are the solver's evaluations.
@@ -161,6 +167,30 @@ void AlphaPowers(const double* p, size_t k, double alpha, double* out);
 // map (extended to k here), else a per-thread one built over p[0..k).
 SupportSketch* SketchFor(bool primal, double alpha, const double* p, size_t k, Multiplier* hint);
 
+// The primal map for alpha < 1 (b < 0) at shift s = b nu < 0, q = (p^b +
+// s)^{1/b}, has a pole at p* = (-s)^{1/b}, above every kept p (q >= p there),
+// and as the kept q outgrow their p (q_max^b = p_max^b + s falls toward 1)
+// it closes in on the largest: within 0.4 % of p_max when q_max = 3500 p_max
+// (alpha = 1/4). The sketch's nodes stand for a block only as far from its
+// map's singularities as the branch point at p = 0 is (it was sized for
+// that one): blocks with a p above p* / 2 are mapped token by token. Returns
+// that bound on p (HUGE_VAL: no pole, alpha >= 1 or nu = 0).
+inline double PrimalPoleLimit(double b, double shift) {
+  if (!(b < 0.0) || !(shift < 0.0)) return HUGE_VAL;
+  return 0.5 * PowAlpha(-shift, 1.0 / b);
+}
+
+// The view of a support of k whose blocks above exact_above are mapped
+// token by token, their powers made valid first (Multiplier::ensure_powers).
+inline SupportSketch::View ViewForSolve(const SupportSketch& sketch, size_t k, double exact_above,
+                                        const Multiplier* hint) {
+  const SupportSketch::View v = sketch.For(k, exact_above);
+  if (v.head_end > 0 && hint != nullptr && hint->ensure_powers != nullptr) {
+    hint->ensure_powers(hint->powers_owner, 0, v.head_end);
+  }
+  return v;
+}
+
 // Map evaluations made by SumsOverSupport (nodes and tokens, this thread),
 // for the tests' measure of a search's Newton work.
 inline thread_local size_t g_map_terms = 0;
@@ -172,21 +202,27 @@ inline thread_local size_t g_map_terms = 0;
 // holding k - 1 plus that block's tokens one by one. Returns whether the sums
 // are exact (no block of the support was summed on its nodes). Counts the
 // map evaluations in g_map_terms.
+// exact_above and hint: ViewForSolve's (blocks near a pole).
 template <class Sum>
 bool SumsOverSupport(const SupportSketch& sketch, const double* p, const double* powers, size_t k,
                      size_t from, size_t to, double init, bool sketched, const Sum& sum,
-                     double* sum_out, double* slope_out) {
+                     double* sum_out, double* slope_out, double exact_above = HUGE_VAL,
+                     const Multiplier* hint = nullptr) {
   SupportMapSums sums;
   bool exact = true;
   if (sketched && from == 0 && to == k) {
-    const SupportSketch::View v = sketch.For(k);
-    const SupportMapSums nodes =
-        sum(sketch.node_p(), sketch.node_pow(), v.nodes, sketch.weight());
+    const SupportSketch::View v = ViewForSolve(sketch, k, exact_above, hint);
+    const size_t n_nodes = v.nodes - v.first_node;
+    const SupportMapSums head = sum(p, powers, v.head_end, nullptr);
+    const SupportMapSums nodes = sum(sketch.node_p() + v.first_node,
+                                     sketch.node_pow() + v.first_node, n_nodes,
+                                     sketch.weight() + v.first_node);
     const SupportMapSums tokens =
         sum(p + v.exact_from, powers + v.exact_from, k - v.exact_from, nullptr);
-    sums = {nodes.increment + tokens.increment, nodes.slope + tokens.slope};
-    exact = v.exact_from == 0;
-    g_map_terms += v.nodes + (k - v.exact_from);
+    sums = {head.increment + nodes.increment + tokens.increment,
+            head.slope + nodes.slope + tokens.slope};
+    exact = n_nodes == 0;
+    g_map_terms += v.head_end + n_nodes + (k - v.exact_from);
   } else {
     sums = sum(p + from, powers + from, to - from, nullptr);
     g_map_terms += to - from;
@@ -216,11 +252,16 @@ double SketchedSum(const SupportSketch& sketch, size_t k, const NodeTerm& node_t
 // per token instead of the map's transcendentals.
 template <class Apply>
 void ApplyOverSupport(SupportSketch& sketch, const double* p, const double* powers, size_t k,
-                      double* q, const Apply& apply) {
-  const SupportSketch::View v = sketch.For(k);
+                      double* q, const Apply& apply, double exact_above = HUGE_VAL,
+                      const Multiplier* hint = nullptr) {
+  const SupportSketch::View v = ViewForSolve(sketch, k, exact_above, hint);
   double* node_q = sketch.NodeQ(v.nodes);
-  if (v.nodes > 0) apply(sketch.node_p(), sketch.node_pow(), v.nodes, node_q);
-  sketch.InterpolateQ(p, v.exact_from, node_q, q);
+  if (v.nodes > v.first_node) {
+    apply(sketch.node_p() + v.first_node, sketch.node_pow() + v.first_node,
+          v.nodes - v.first_node, node_q + v.first_node);
+  }
+  sketch.InterpolateQ(p, v, node_q, q);
+  if (v.head_end > 0) apply(p, powers, v.head_end, q);
   apply(p + v.exact_from, powers + v.exact_from, k - v.exact_from, q + v.exact_from);
 }
 
@@ -231,7 +272,8 @@ void ApplyOverSupport(SupportSketch& sketch, const double* p, const double* powe
 // by the same q as without pricing: q's bits do not depend on pricing).
 template <class Apply>
 double FinishSolve(SupportSketch& sketch, const double* p, const double* powers, size_t k,
-                   double* q, const Multiplier* hint, const Apply& apply) {
+                   double* q, const Multiplier* hint, const Apply& apply,
+                   double exact_above = HUGE_VAL) {
   if (hint != nullptr && hint->last_only) {
     apply(p + k - 1, powers + k - 1, 1, q + k - 1, false);
     return NAN;
@@ -240,7 +282,8 @@ double FinishSolve(SupportSketch& sketch, const double* p, const double* powers,
   ApplyOverSupport(sketch, p, powers, k, q,
                    [&](const double* pp, const double* pw, size_t n, double* qq) {
                      apply(pp, pw, n, qq, false);
-                   });
+                   },
+                   exact_above, hint);
   return cost;
 }
 

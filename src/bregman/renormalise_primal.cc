@@ -143,7 +143,8 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
       return vectorised ? SumSupportMap(vector_map, pp, pw, n, shift, weight)
                         : SumPrimalPowerMap(pp, pw, n, b, shift, z, z / shift, weight);
     };
-    return SumsOverSupport(sketch, p, pow_b, k, from, to, init, sketched, sum, sum_out, slope_out);
+    return SumsOverSupport(sketch, p, pow_b, k, from, to, init, sketched, sum, sum_out, slope_out,
+                           PrimalPoleLimit(b, shift), hint);
   };
   // Without a hint, the first-order guess nu0 = rem / F'(0): right of the
   // root when F is convex (alpha < 2) and left of it when concave (alpha > 2),
@@ -164,7 +165,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
                       : ApplyPrimalPowerMap(pp, pw, n, alpha, shift, zero_mass, zero_cost, qq,
                                             price);
   };
-  return FinishSolve(sketch, p, pow_b, k, q, hint, apply);
+  return FinishSolve(sketch, p, pow_b, k, q, hint, apply, PrimalPoleLimit(b, shift));
 }
 
 }  // namespace bregman_detail

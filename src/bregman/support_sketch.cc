@@ -88,6 +88,7 @@ void SupportSketch::Reset(bool primal, double alpha) {
   node_end_.clear();
   block_centre_.clear();
   block_inv_half_.clear();
+  block_top_.clear();
   node_p_.clear();
   node_pow_.clear();
   weight_.clear();
@@ -129,6 +130,7 @@ void SupportSketch::CloseBlock(const double* p, size_t end) {
   }
   block_centre_.push_back(0.0);
   block_inv_half_.push_back(0.0);
+  block_top_.push_back(top);
   // 8 nodes for a block within an eighth of a cell (its float64 bits apart
   // by less than 2^EighthShift(): exact integers, so the choice is the same
   // on every target), else 16.
@@ -162,9 +164,11 @@ void SupportSketch::CloseBlock(const double* p, size_t end) {
   open_start_ = end;
 }
 
-void SupportSketch::InterpolateQ(const double* p, size_t exact_from, const double* node_q,
+void SupportSketch::InterpolateQ(const double* p, const View& v, const double* node_q,
                                  double* q) const {
-  for (size_t j = 0; j < block_start_.size() && block_start_[j] < exact_from; ++j) {
+  const size_t first_block = static_cast<size_t>(
+      std::lower_bound(block_start_.begin(), block_start_.end(), v.head_end) - block_start_.begin());
+  for (size_t j = first_block; j < block_start_.size() && block_start_[j] < v.exact_from; ++j) {
     const size_t start = block_start_[j];
     const size_t end = j + 1 < block_start_.size() ? block_start_[j + 1] : open_start_;
     const size_t first_node = j > 0 ? node_end_[j - 1] : 0;
@@ -188,22 +192,30 @@ void SupportSketch::InterpolateQ(const double* p, size_t exact_from, const doubl
   }
 }
 
-SupportSketch::View SupportSketch::For(size_t k) const {
+SupportSketch::View SupportSketch::For(size_t k, double exact_above) const {
   View v;
   if (k == 0) return v;
   const size_t last = k - 1;
-  if (last >= open_start_) {
-    v.exact_from = open_start_;
-    v.nodes = node_end_.empty() ? 0 : node_end_.back();
-    return v;
+  // The blocks before the one holding `last` (all closed ones when it is in
+  // the open block).
+  const size_t blocks =
+      last >= open_start_
+          ? block_start_.size()
+          : static_cast<size_t>(std::upper_bound(block_start_.begin(), block_start_.end(), last) -
+                                block_start_.begin()) -
+                1;
+  v.exact_from = blocks < block_start_.size() ? block_start_[blocks] : open_start_;
+  v.nodes = blocks > 0 ? node_end_[blocks - 1] : 0;
+  // The head: the leading blocks with a p above exact_above (p descending,
+  // so their tops too).
+  const size_t head = static_cast<size_t>(
+      std::partition_point(block_top_.begin(), block_top_.begin() + blocks,
+                           [exact_above](double top) { return top > exact_above; }) -
+      block_top_.begin());
+  if (head > 0) {
+    v.head_end = head < blocks ? block_start_[head] : v.exact_from;
+    v.first_node = node_end_[head - 1];
   }
-  // The closed block holding `last`: the last start at or before it.
-  const size_t j =
-      static_cast<size_t>(std::upper_bound(block_start_.begin(), block_start_.end(), last) -
-                          block_start_.begin()) -
-      1;
-  v.exact_from = block_start_[j];
-  v.nodes = j > 0 ? node_end_[j - 1] : 0;
   return v;
 }
 

@@ -7,7 +7,10 @@
 // evaluation maps each of them (a log1p and an expm1, or Halley steps). The
 // maps are analytic in p with no singularity within ~p of it (the primal's
 // (p^b + s)^{1/b} and the dual's root both branch at p = 0 only, or for
-// b = alpha - 1 > 1 at |p| = (b nu)^{1/b} at angle pi / b), so over a block
+// b = alpha - 1 > 1 at |p| = (b nu)^{1/b} at angle pi / b; for b < 0 the
+// primal's pole at p = (-s)^{1/b} on the real axis can come close above the
+// largest p, and blocks near it are mapped one by one: For's exact_above,
+// PrimalPoleLimit in renormalise.h), so over a block
 // whose p lie within 2^(1/16) of each other (less for b > 1) an 8-node
 // Chebyshev interpolant in p is exact to ~1e-16 of the block's sum, as is a
 // 16-node one over 2^(1/2), and the block's sum is sum_l w_l f(x_l)
@@ -30,6 +33,7 @@
 // IEEE arithmetic only (no libm): the same bits on every target.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <vector>
 
@@ -67,14 +71,20 @@ class SupportSketch {
   void Extend(const double* p, size_t n);
 
   // For a support of k <= the extended length: the nodes of the blocks
-  // before the one holding token k - 1 (node_p, node_pow and weight [0,
-  // nodes)), and that block's first token, from which the support's tokens
-  // are mapped one by one.
+  // before the one holding token k - 1 (node_p, node_pow and weight
+  // [first_node, nodes)), and that block's first token, from which the
+  // support's tokens are mapped one by one. Blocks whose largest p exceeds
+  // exact_above are mapped one by one too (tokens [0, head_end), their nodes
+  // [0, first_node) unused): the primal map for alpha < 1 has a pole on the
+  // real axis above the support (PrimalPoleLimit), and blocks near it are
+  // not sums of their nodes.
   struct View {
     size_t nodes = 0;
     size_t exact_from = 0;
+    size_t first_node = 0;
+    size_t head_end = 0;
   };
-  View For(size_t k) const;
+  View For(size_t k, double exact_above = HUGE_VAL) const;
 
   // A buffer for the map's q at the first n nodes (InterpolateQ's input).
   double* NodeQ(size_t n) {
@@ -82,14 +92,14 @@ class SupportSketch {
     return node_q_.data();
   }
 
-  // q[0..exact_from) for View v = For(k) (exact_from = v.exact_from) from
-  // node_q[0..v.nodes), the map's q at those nodes: a block of no more
+  // q[head_end..exact_from) for View v = For(k, ...) from
+  // node_q[first_node..nodes), the map's q at those nodes: a block of no more
   // tokens than its nodes would be takes its tokens' own (its nodes are its
   // tokens), a block of equal p its node's, any other its increments from
   // the Chebyshev series through its 8 or 16 nodes (the interpolant whose
   // sum the weights integrate: each within ~1e-16 of the block's largest
   // increment, as the sums).
-  void InterpolateQ(const double* p, size_t exact_from, const double* node_q, double* q) const;
+  void InterpolateQ(const double* p, const View& v, const double* node_q, double* q) const;
 
   const double* node_p() const { return node_p_.data(); }
   const double* node_pow() const { return node_pow_.data(); }
@@ -100,7 +110,8 @@ class SupportSketch {
   size_t CapacityBytes() const {
     return (block_start_.capacity() + node_end_.capacity()) * sizeof(size_t) +
            (node_p_.capacity() + node_pow_.capacity() + weight_.capacity() +
-            node_q_.capacity() + block_centre_.capacity() + block_inv_half_.capacity()) *
+            node_q_.capacity() + block_centre_.capacity() + block_inv_half_.capacity() +
+             block_top_.capacity()) *
                sizeof(double);
   }
 
@@ -124,6 +135,7 @@ class SupportSketch {
   // Per closed block: the centre of its p range and 1 / its half-width (0
   // for a block without a Chebyshev series).
   std::vector<double> block_centre_, block_inv_half_;
+  std::vector<double> block_top_;  // per closed block: its largest p
   size_t powered_ = 0;  // node_pow_ holds the powers of node_p_[0..powered_)
 };
 

@@ -32,7 +32,10 @@ std::vector<double> SortedRow(int shape, size_t n, uint64_t seed) {
       case 0: logit[i] = -1.1 * std::log(i + 1.0) + 0.3 * (u - 0.5); break;  // Zipf head
       case 1: logit[i] = 0.5 * gauss(rng); break;                            // flat
       case 2: logit[i] = std::floor(4.0 * gauss(rng)) * 0.25; break;         // ties
-      default: logit[i] = i % 7 == 0 ? -2000.0 : 3.0 * gauss(rng); break;    // zeros
+      case 3: logit[i] = i % 7 == 0 ? -2000.0 : 3.0 * gauss(rng); break;     // zeros
+      default:  // bounded noise (the fuzzer's): a dense top, many tokens per top block
+        logit[i] = 0.6 * (u + std::uniform_real_distribution<double>(0.0, 3.0)(rng) - 2.0);
+        break;
     }
   }
   double mx = *std::max_element(logit.begin(), logit.end()), z = 0.0;
@@ -47,11 +50,12 @@ std::vector<double> SortedRow(int shape, size_t n, uint64_t seed) {
 
 TEST_CASE("support sketch: its sums are the exact passes' within its error bound") {
   const double alphas[] = {0.25, 0.5, 0.75, 0.9, 1.1, 1.25, 1.5, 2.5, 3.0, 4.0, 8.0, 20.0, 40.0};
-  double worst = 0.0, worst_q = 0.0;
+  double worst = 0.0, worst_q = 0.0, worst_without_head = 0.0;
   size_t sketched = 0;  // cases where the nodes stood in for most of the support
-  for (int shape = 0; shape < 4; ++shape) {
+  size_t headed = 0;    // cases near a pole with blocks mapped one by one and others on nodes
+  for (int shape = 0; shape < 5; ++shape) {
     const std::vector<double> p = SortedRow(shape, 60000, 11 + shape);
-    for (const size_t k : {size_t{700}, size_t{9000}, size_t{59999}}) {
+    for (const size_t k : {size_t{41}, size_t{700}, size_t{9000}, size_t{59999}}) {
       for (const double alpha : alphas) {
         for (const bool primal : {true, false}) {
           if (!primal && !(alpha > 1.0)) continue;
@@ -70,18 +74,27 @@ TEST_CASE("support sketch: its sums are the exact passes' within its error bound
           double kept = 0.0;
           for (size_t i = 0; i < k; ++i) kept += p[i];
           // Multipliers around the one whose last token's q doubles its p,
-          // from 1e-6 to 1e6 times it.
+          // from 1e-6 to 1e6 times it; for alpha < 1 (primal) also those
+          // near the map's pole above p_max (PrimalPoleLimit), q_max^b =
+          // p_max^b 4^-j, as far as a root can be (q_max <= 1, q_max^b >= 1):
+          // q_max / p_max = 4^{j / -b}, up to 2^64 at alpha = 1/4.
           const double p_last = std::max(p[k - 1], 1e-300);
+          std::vector<double> multipliers;
           for (int decade = -6; decade <= 6; decade += 2) {
             const double scale = std::pow(10.0, decade);
-            double nu;
             if (primal) {
               // q_last = 2 p_last: b nu = p^b (2^b - 1).
-              nu = std::pow(p_last, b) * (std::pow(2.0, b) - 1.0) / b * scale;
+              multipliers.push_back(std::pow(p_last, b) * (std::pow(2.0, b) - 1.0) / b * scale);
             } else {
               // q^{a-2} (q - p) at q = 2 p: 2^{a-2} p^{a-1}.
-              nu = std::pow(2.0, alpha - 2.0) * std::pow(p_last, alpha - 1.0) * scale;
+              multipliers.push_back(std::pow(2.0, alpha - 2.0) * std::pow(p_last, alpha - 1.0) *
+                                    scale);
             }
+          }
+          for (int j = 1; primal && b < 0.0 && pw[0] * std::pow(4.0, -j) >= 1.0; ++j) {
+            multipliers.push_back(pw[0] * (1.0 - std::pow(4.0, -j)) / -b);
+          }
+          for (const double nu : multipliers) {
             if (!(nu > 1e-280 && nu < 1e280)) continue;
             if (!primal && !(nu < 1.0)) continue;
             if (primal && b < 0.0 && !(-b * nu < pw[0])) continue;  // q of p_max finite
@@ -103,18 +116,30 @@ TEST_CASE("support sketch: its sums are the exact passes' within its error bound
             }
             const bd::SupportMapSums exact{static_cast<double>(incr_ref),
                                            static_cast<double>(slope_ref)};
-            // The solvers' rough evaluation of the whole support.
+            // The solvers' evaluation of the whole support on the sketch.
+            const double exact_above =
+                primal ? bd::bregman_detail::PrimalPoleLimit(b, shift) : HUGE_VAL;
+            const SupportSketch::View solve_view = sketch.For(k, exact_above);
+            if (solve_view.head_end > 0 && solve_view.first_node < view.nodes) ++headed;
             bd::SupportMapSums approx;
             bd::bregman_detail::SumsOverSupport(sketch, p.data(), pw.data(), k, 0, k, 0.0, true,
-                                                sum, &approx.increment, &approx.slope);
+                                                sum, &approx.increment, &approx.slope, exact_above);
             const double total = kept + exact.increment;
+            if (solve_view.head_end > 0) {
+              // The nodes alone (no head) are far off there: the head is needed.
+              bd::SupportMapSums nodes_only;
+              bd::bregman_detail::SumsOverSupport(sketch, p.data(), pw.data(), k, 0, k, 0.0, true,
+                                                  sum, &nodes_only.increment, &nodes_only.slope);
+              worst_without_head = std::max(
+                  worst_without_head, std::fabs(nodes_only.increment - exact.increment) / total);
+            }
             const double error = std::fabs(approx.increment - exact.increment) / total;
             const double slope_error =
                 std::fabs(approx.slope - exact.slope) / std::max(exact.slope, 1e-300);
             worst = std::max(worst, std::max(error, slope_error));
             INFO("shape " << shape << " k " << k << " alpha " << alpha << " primal " << primal
-                          << " decade " << decade << " nodes " << view.nodes << " exact from "
-                          << view.exact_from);
+                          << " nu " << nu << " nodes " << view.nodes << " exact from "
+                          << view.exact_from << " head " << solve_view.head_end);
             CHECK(error <= SupportSketch::kError / 10.0);
             CHECK(slope_error <= SupportSketch::kError / 10.0);
             // The final q: every token's map against the blocks' series
@@ -132,7 +157,7 @@ TEST_CASE("support sketch: its sums are the exact passes' within its error bound
             std::vector<double> q_map(k), q_series(k);
             apply(p.data(), pw.data(), k, q_map.data());
             bd::bregman_detail::ApplyOverSupport(sketch, p.data(), pw.data(), k, q_series.data(),
-                                                 apply);
+                                                 apply, exact_above);
             double q_error = 0.0;
             for (size_t i = 0; i < k; ++i) {
               if (q_map[i] == q_series[i]) continue;
@@ -147,7 +172,11 @@ TEST_CASE("support sketch: its sums are the exact passes' within its error bound
   }
   MESSAGE("worst relative error of the sketch's sums: " << worst);
   MESSAGE("worst relative error of a token's q from its block's series: " << worst_q);
+  MESSAGE("worst relative error of the nodes' sums without the head near a pole: "
+          << worst_without_head);
   CHECK(sketched >= 50);
+  CHECK(headed >= 10);
+  CHECK(worst_without_head > 1e-6);
 }
 
 TEST_CASE("support sketch: blocks are p's, not the prefix's; weights integrate polynomials") {
