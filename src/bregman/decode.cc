@@ -854,27 +854,28 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
   const bool adaptive = params.fixed_k == 0;
   Multiplier hint;  // from the search, for the final solve
   hint.price = want_objective;  // (sample() needs q alone)
-  bool solved = false;  // the search left the final q and its cost
   double in_support = 0.0;
   size_t k;
+  // The final solve of support k (unless the search left its q and cost);
+  // in the adaptive branch while the search lives: the hint may call back
+  // into it (Multiplier::ensure_powers).
+  auto solve_final = [&](size_t k_final) {
+    EnsureSize(ws.q, k_final);
+    EnsureSize(ws.scratch, k_final);
+    in_support = Renormalise(params.divergence, params.alpha, probs.Prefix(k_final), k_final,
+                             ws.q.data(), ws.scratch.data(), &hint);
+  };
   if (adaptive) {
     const size_t k_lo = std::min(std::max<size_t>(1, params.k_min), n);
     const size_t k_hi = std::max(k_lo, std::min(params.k_max, n));
     PerK per_k(params, probs, ws);
     k = AdaptiveK(per_k, params.lambda, k_lo, k_hi);
-    solved = per_k.FinalFor(k, &hint, &in_support);
+    if (!per_k.FinalFor(k, &hint, &in_support)) solve_final(k);
   } else {
     k = std::min(params.fixed_k, n);
     ws.sketch.Reset(params.divergence == BregmanDivergence::kPrimal, params.alpha);
     hint.sketch = &ws.sketch;
-  }
-
-  EnsureSize(ws.q, k);
-  EnsureSize(ws.scratch, k);
-  const double* p = probs.Prefix(k);
-  if (!solved) {
-    in_support = Renormalise(params.divergence, params.alpha, p, k, ws.q.data(),
-                             ws.scratch.data(), &hint);
+    solve_final(k);
   }
   // ws.q keeps its size: shrinking it to k made the next decode's growth
   // zero-fill up to ~2 MB again (~0.1 ms in wasm).
