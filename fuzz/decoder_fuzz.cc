@@ -18,6 +18,10 @@
 //    gives bit-identical results (no state leaks between calls: batches);
 //  - after an error the decoder answers a fixed call exactly as a fresh one;
 //  - a copied sampler state draws what the original draws.
+// And the Bregman engine itself against the float64 oracle
+// (tests/reference/bregman_oracle.h): on the row's softmax with the input's
+// Bregman parameters, a fixed-k support's q, and for rows of up to 40
+// tokens the adaptive k (where the oracle's costs tell it apart) and its q.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cfloat>
@@ -29,6 +33,8 @@
 #include <cstring>
 #include <vector>
 
+#include "../tests/reference/bregman_oracle.h"
+#include "bregman/bregman.h"
 #include "decoder.h"
 #include "option_slots.h"
 #include "sampler_state.h"
@@ -214,6 +220,12 @@ void FillOptions(FuzzedDataProvider& in, Block& b, size_t vocab) {
   b.slots[bd::kSlot_STEP_LO] = in.ConsumeIntegralInRange<uint32_t>(0, 1000);
 }
 
+// Bregman decodes checked against the oracle (CheckBregmanAgainstOracle).
+struct BregmanOracleStats {
+  size_t fixed = 0, adaptive = 0, ambiguous = 0;
+};
+BregmanOracleStats oracle_stats;
+
 // What the inputs reached, printed at exit with BD_FUZZ_STATS=1 (to see that
 // a corpus exercises every path, not only the errors).
 struct Stats {
@@ -224,6 +236,9 @@ struct Stats {
                  "bd_fuzz stats: decode ok %zu, sample ok %zu, errors %zu, batches of 2+ rows %zu, "
                  "sampler steps %zu, oversized rows %zu\n",
                  ok[0], ok[1], errors, batches, sampler_steps, oversized);
+    std::fprintf(stderr, "bd_fuzz stats: bregman against the oracle: fixed k %zu, adaptive %zu "
+                 "(%zu of them undecided by the oracle's costs or clamped)\n",
+                 oracle_stats.fixed, oracle_stats.adaptive, oracle_stats.ambiguous);
   }
 };
 Stats stats;
@@ -292,6 +307,76 @@ void CheckUsable(bd::Decoder& d) {
   FUZZ_CHECK(d.token() == fresh.token() && d.k() == fresh.k(),
              "after an error: token %d k %zu, fresh %d k %zu", d.token(), d.k(), fresh.token(),
              fresh.k());
+}
+
+// The Bregman engine (DecodeBregman on the row's softmax, sorted) against
+// the oracle: a fixed support's q within 1e-9 relative (plus 1e-13: a tail q
+// that holds no mass is ill-determined by sum q = 1, in both); adaptive
+// decodes of small rows: k where the oracle's costs decide it, and that
+// support's q. (The oracle prices every k by bisection, nested per
+// coordinate for the dual: its sizes keep an input within a few ms.)
+constexpr size_t kOraclePrimalVocab = 40, kOracleDualVocab = 8, kOracleDualFixedK = 16;
+
+void CheckBregmanAgainstOracle(const float* row, size_t vocab, const bd::BregmanParams& params) {
+  if (bd::ValidateBregmanParams(params) != nullptr) return;
+  const bool adaptive = params.fixed_k == 0;
+  const bool dual = params.divergence == bd::BregmanDivergence::kDual;
+  if (adaptive && vocab > (dual ? kOracleDualVocab : kOraclePrimalVocab)) return;
+  if (!adaptive && dual && params.fixed_k > kOracleDualFixedK) return;
+  // The softmax in long double over the finite logits (-inf: 0); rows with
+  // NaN or +inf have no softmax of their own (the chain's rules) and are
+  // left to the invariants.
+  long double mx = -INFINITY;
+  for (size_t i = 0; i < vocab; ++i) {
+    if (std::isnan(row[i]) || row[i] == INFINITY) return;
+    mx = std::max<long double>(mx, row[i]);
+  }
+  if (!(mx > -INFINITY)) return;
+  std::vector<double> p(vocab);
+  long double z = 0.0L;
+  for (size_t i = 0; i < vocab; ++i) z += std::exp(static_cast<long double>(row[i]) - mx);
+  for (size_t i = 0; i < vocab; ++i) {
+    p[i] = static_cast<double>(std::exp(static_cast<long double>(row[i]) - mx) / z);
+  }
+  // Descending; a fixed support needs only its top k (the rest is 1 - kept).
+  const size_t k_fixed = std::min(params.fixed_k, vocab);
+  const size_t n = adaptive ? vocab : k_fixed;
+  std::partial_sort(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(n), p.end(),
+                    std::greater<double>());
+  p.resize(n);
+  bd::SortedProbsArray probs(p.data(), n);
+  static bd::BregmanWorkspace ws;
+  const bd::BregmanResult got = bd::DecodeBregman(params, probs, ws, false);
+  namespace oracle = bregman_oracle;
+  const oracle::Mode mode = dual ? oracle::Mode::kDual : oracle::Mode::kPrimal;
+  size_t k = got.k;
+  if (adaptive) {
+    ++oracle_stats.adaptive;
+    const oracle::Table table = oracle::MakeTable(mode, params.alpha, p);
+    const oracle::Decision want = oracle::Decide(table, params.lambda);
+    const size_t k_want = std::min(std::max(want.k, std::max<size_t>(params.k_min, 1)),
+                                   std::min(params.k_max, n));
+    const bool clamped = k_want != want.k;
+    if (want.ambiguous || clamped) {
+      ++oracle_stats.ambiguous;
+      if (clamped) return;  // (the oracle has no clamps; the invariants check them)
+    } else {
+      FUZZ_CHECK(got.k == want.k, "bregman %s alpha %.17g lambda %.17g V %zu: k %zu, oracle %zu",
+                 mode == oracle::Mode::kDual ? "dual" : "primal", params.alpha, params.lambda, n,
+                 got.k, want.k);
+    }
+  } else {
+    ++oracle_stats.fixed;
+    FUZZ_CHECK(got.k == k_fixed, "fixed k %zu, got %zu", k_fixed, got.k);
+  }
+  std::vector<double> q(k);
+  oracle::Renormalise(mode, params.alpha, p.data(), k, q.data());
+  for (size_t i = 0; i < k; ++i) {
+    FUZZ_CHECK(std::fabs(ws.q[i] - q[i]) <= 1e-9 * q[i] + 1e-13,
+               "bregman %s alpha %.17g k %zu (V %zu): q[%zu] = %.17g, oracle %.17g",
+               mode == oracle::Mode::kDual ? "dual" : "primal", params.alpha, k, vocab, i, ws.q[i],
+               q[i]);
+  }
 }
 
 // Runs one call; checks the invariants; returns the status.
@@ -420,6 +505,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const bd::DecodeOptions o = block[r].Read();
       const bd::StatusCode st = Call(shared, sample, row[r].data(), vocab, o, nullptr);
       got.push_back(Capture(shared, st, sample, o));
+      if (st == bd::StatusCode::kOk && BregmanRuns(o)) {
+        CheckBregmanAgainstOracle(row[r].data(), vocab, o.bregman);
+      }
       any_error = any_error || st != bd::StatusCode::kOk;
       if (st == bd::StatusCode::kOk && sample) {
         const int32_t first = shared.token();
@@ -463,6 +551,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     FUZZ_CHECK(state.step() == copy.step() + 1, "step did not advance");
+    if (t == 0 && BregmanRuns(o)) CheckBregmanAgainstOracle(x.data(), vocab, o.bregman);
     ++stats.sampler_steps;
     bd::Decoder fresh;
     FUZZ_CHECK(fresh.Sample(x.data(), vocab, o, &copy) == bd::StatusCode::kOk, "%s", fresh.error());
