@@ -332,12 +332,11 @@ void CheckBregmanAgainstOracle(const float* row, size_t vocab, const bd::Bregman
     mx = std::max<long double>(mx, row[i]);
   }
   if (!(mx > -INFINITY)) return;
-  std::vector<double> p(vocab);
+  std::vector<long double> e(vocab);
   long double z = 0.0L;
-  for (size_t i = 0; i < vocab; ++i) z += std::exp(static_cast<long double>(row[i]) - mx);
-  for (size_t i = 0; i < vocab; ++i) {
-    p[i] = static_cast<double>(std::exp(static_cast<long double>(row[i]) - mx) / z);
-  }
+  for (size_t i = 0; i < vocab; ++i) z += e[i] = std::exp(static_cast<long double>(row[i]) - mx);
+  std::vector<double> p(vocab);
+  for (size_t i = 0; i < vocab; ++i) p[i] = static_cast<double>(e[i] / z);
   // Descending; a fixed support needs only its top k (the rest is 1 - kept).
   const size_t k_fixed = std::min(params.fixed_k, vocab);
   const size_t n = adaptive ? vocab : k_fixed;
@@ -349,7 +348,7 @@ void CheckBregmanAgainstOracle(const float* row, size_t vocab, const bd::Bregman
   const bd::BregmanResult got = bd::DecodeBregman(params, probs, ws, false);
   namespace oracle = bregman_oracle;
   const oracle::Mode mode = dual ? oracle::Mode::kDual : oracle::Mode::kPrimal;
-  size_t k = got.k;
+  const size_t k = got.k;
   if (adaptive) {
     ++oracle_stats.adaptive;
     const oracle::Table table = oracle::MakeTable(mode, params.alpha, p);
@@ -362,7 +361,7 @@ void CheckBregmanAgainstOracle(const float* row, size_t vocab, const bd::Bregman
       if (clamped) return;  // (the oracle has no clamps; the invariants check them)
     } else {
       FUZZ_CHECK(got.k == want.k, "bregman %s alpha %.17g lambda %.17g V %zu: k %zu, oracle %zu",
-                 mode == oracle::Mode::kDual ? "dual" : "primal", params.alpha, params.lambda, n,
+                 dual ? "dual" : "primal", params.alpha, params.lambda, n,
                  got.k, want.k);
     }
   } else {
@@ -374,7 +373,7 @@ void CheckBregmanAgainstOracle(const float* row, size_t vocab, const bd::Bregman
   for (size_t i = 0; i < k; ++i) {
     FUZZ_CHECK(std::fabs(ws.q[i] - q[i]) <= 1e-9 * q[i] + 1e-13,
                "bregman %s alpha %.17g k %zu (V %zu): q[%zu] = %.17g, oracle %.17g",
-               mode == oracle::Mode::kDual ? "dual" : "primal", params.alpha, k, vocab, i, ws.q[i],
+               dual ? "dual" : "primal", params.alpha, k, vocab, i, ws.q[i],
                q[i]);
   }
 }

@@ -166,8 +166,9 @@ void SupportSketch::CloseBlock(const double* p, size_t end) {
 
 void SupportSketch::InterpolateQ(const double* p, const View& v, const double* node_q,
                                  double* q) const {
-  const size_t first_block = static_cast<size_t>(
-      std::lower_bound(block_start_.begin(), block_start_.end(), v.head_end) - block_start_.begin());
+  const size_t first_block =
+      static_cast<size_t>(std::lower_bound(block_start_.begin(), block_start_.end(), v.head_end) -
+                          block_start_.begin());
   for (size_t j = first_block; j < block_start_.size() && block_start_[j] < v.exact_from; ++j) {
     const size_t start = block_start_[j];
     const size_t end = j + 1 < block_start_.size() ? block_start_[j + 1] : open_start_;

@@ -33,7 +33,7 @@ std::vector<double> SortedRow(int shape, size_t n, uint64_t seed) {
       case 1: logit[i] = 0.5 * gauss(rng); break;                            // flat
       case 2: logit[i] = std::floor(4.0 * gauss(rng)) * 0.25; break;         // ties
       case 3: logit[i] = i % 7 == 0 ? -2000.0 : 3.0 * gauss(rng); break;     // zeros
-      default:  // bounded noise (the fuzzer's): a dense top, many tokens per top block
+      default:  // bounded noise, like the fuzzer's: a dense top, many tokens per top block
         logit[i] = 0.6 * (u + std::uniform_real_distribution<double>(0.0, 3.0)(rng) - 2.0);
         break;
     }
