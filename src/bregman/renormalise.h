@@ -173,11 +173,14 @@ SupportSketch* SketchFor(bool primal, double alpha, const double* p, size_t k, M
 // it closes in on the largest: within 0.4 % of p_max when q_max = 3500 p_max
 // (alpha = 1/4). The sketch's nodes stand for a block only as far from its
 // map's singularities as the branch point at p = 0 is (it was sized for
-// that one): blocks with a p above p* / 2 are mapped token by token. Returns
-// that bound on p (HUGE_VAL: no pole, alpha >= 1 or nu = 0).
+// that one): blocks with a p above 3 p* / 8 are mapped token by token (at
+// p* / 2 the block just below, with both singularities a p away, gave
+// tokens' q 6e-13 off; from 3/8 on, 2e-14, as far from any pole:
+// test_support_sketch.cc). Returns that bound on p (HUGE_VAL: no pole,
+// alpha >= 1 or nu = 0).
 inline double PrimalPoleLimit(double b, double shift) {
   if (!(b < 0.0) || !(shift < 0.0)) return HUGE_VAL;
-  return 0.5 * PowAlpha(-shift, 1.0 / b);
+  return 0.375 * PowAlpha(-shift, 1.0 / b);
 }
 
 // The view of a support of k whose blocks above exact_above are mapped
