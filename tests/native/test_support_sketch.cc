@@ -49,7 +49,7 @@ std::vector<double> SortedRow(int shape, size_t n, uint64_t seed) {
 }  // namespace
 
 TEST_CASE("support sketch: its sums are the exact passes' within its error bound") {
-  const double alphas[] = {0.25, 0.5, 0.75, 0.9, 1.1, 1.25, 1.5, 2.5, 3.0, 4.0, 8.0, 20.0, 40.0};
+  const double alphas[] = {0.25, 0.5, 0.75, 0.9, 1.1, 1.25, 1.5, 2.5, 3.0, 3.5, 4.0, 5.0, 8.0, 20.0, 40.0};
   double worst = 0.0, worst_q = 0.0, worst_without_head = 0.0;
   size_t sketched = 0;  // cases where the nodes stood in for most of the support
   size_t headed = 0;    // cases near a pole with blocks mapped one by one and others on nodes
