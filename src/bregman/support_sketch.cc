@@ -75,18 +75,19 @@ void SupportSketch::Reset(bool primal, double alpha) {
   primal_ = primal;
   alpha_ = alpha;
   // 2 cells per binade (p within 41 % in a block, 16 nodes; a block within
-  // an eighth of that, 4.4 %, takes 8), more where b = alpha - 1 > 2: the
+  // an eighth of that, 4.4 %, takes 8), more where b = alpha - 1 > 3: the
   // primal's and the dual's complex branch points lie at angles +-pi / b
   // (p^b = -b nu; the dual's p^b = -nu b^b / (b - 1)^{b - 1}), at least
-  // p sin(pi / b) from p (p for b <= 2, as the branch point at p = 0 is):
-  // cells of 2^-bits of a binade, bits >= 1 the least with 2^bits >= b,
-  // keep the interpolation's convergence ratio (their width relative to a
-  // half binade, 2^{1 - bits} <= 2 / b, is within sin(pi / b)). (Cells half
-  // as wide for every b > 1, the former rule, measured no more accurate:
-  // test_support_sketch.cc, ~3e-15 of sum q either way.)
+  // p sin(pi / b) from p (p for b <= 2, as the branch point at p = 0 is;
+  // 0.87 p at b = 3): cells of 2^-bits of a binade, bits >= 1 the least
+  // with 3 2^{bits - 1} >= b, keep the interpolation's convergence ratio
+  // within 13 % of b <= 2's (their width relative to a half binade,
+  // 2^{1 - bits} <= 3 / b, is within sin(pi / b) / 0.87). Cells half as
+  // wide for every b > 1 (the former rule) measured no more accurate:
+  // test_support_sketch.cc, ~3e-15 of sum q either way (rounding).
   const double b = std::fabs(alpha - 1.0);
   int mantissa_bits = 1;
-  while (mantissa_bits < 21 && static_cast<double>(1 << mantissa_bits) < b) ++mantissa_bits;
+  while (mantissa_bits < 21 && 3.0 * static_cast<double>(1 << (mantissa_bits - 1)) < b) ++mantissa_bits;
   cell_shift_ = 52 - mantissa_bits;
   built_ = open_start_ = powered_ = 0;
   block_start_.clear();

@@ -12,14 +12,14 @@
 // primal's pole at p = (-s)^{1/b} on the real axis can come close above the
 // largest p, and blocks near it are mapped one by one: For's exact_above,
 // PrimalPoleLimit in renormalise.h), so over a block
-// whose p lie within 2^(1/16) of each other (less for b > 2) an 8-node
+// whose p lie within 2^(1/16) of each other (less for b > 3) an 8-node
 // Chebyshev interpolant in p is exact to ~1e-16 of the block's sum, as is a
 // 16-node one over 2^(1/2), and the block's sum is sum_l w_l f(x_l)
 // (interpolatory quadrature: the weights need only the block's p, not the
 // map). A support of k is then the nodes of its blocks plus the tokens of
 // the block holding k - 1, mapped one by one.
 //
-// Cells are half a binade (less for b > 2): in a support's sparse tail a
+// Cells are half a binade (less for b > 3): in a support's sparse tail a
 // cell's few tokens make one wide block of 16 nodes (8 narrower cells of 8
 // nodes each would make 4 times as many); where tokens are dense a block
 // closes where they leave an eighth of the cell and takes 8 (its series
