@@ -180,6 +180,9 @@ class PerK {
   // support, whatever path the search took. Returns true, with the cost,
   // when ws.q holds that solve's q still (nothing left to do).
   bool FinalFor(size_t k, Multiplier* nu, double* cost) {
+    if (kind_ == TauKind::kSqrtPrimal && have_sums_ && k <= built_) {
+      nu->root_sum = ws_.scratch[2 * k + 1];  // RootSum(p, k)'s bits
+    }
     if (kind_ != TauKind::kGeneral) return false;
     SupportHint(k, nu);
     for (const Solved& c : cache_) {
@@ -264,10 +267,25 @@ class PerK {
       have_sums_ = true;
     }
     const double* p = Probs(m);
-    const bool roots = kind_ == TauKind::kSqrtPrimal;
-    for (size_t i = built_; i < m; ++i) {
-      ps[2 * i + 2] = ps[2 * i] + p[i];
-      ps[2 * i + 3] = roots ? ps[2 * i + 1] + std::sqrt(p[i]) : 0.0;
+    if (kind_ == TauKind::kSqrtPrimal) {
+      // The roots on SIMD lanes a chunk at a time, added in order (RootSum's
+      // bits at every k).
+      constexpr size_t kChunk = 256;
+      double roots[kChunk];
+      for (size_t from = built_; from < m; from += kChunk) {
+        const size_t n = std::min(kChunk, m - from);
+        SqrtMany(p + from, n, roots);
+        for (size_t j = 0; j < n; ++j) {
+          const size_t i = from + j;
+          ps[2 * i + 2] = ps[2 * i] + p[i];
+          ps[2 * i + 3] = ps[2 * i + 1] + roots[j];
+        }
+      }
+    } else {
+      for (size_t i = built_; i < m; ++i) {
+        ps[2 * i + 2] = ps[2 * i] + p[i];
+        ps[2 * i + 3] = 0.0;
+      }
     }
     built_ = std::max(built_, m);
   }

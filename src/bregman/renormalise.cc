@@ -3,6 +3,7 @@
 
 #include "bregman/renormalise.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 
@@ -52,6 +53,18 @@ void DualPowers(const double* p, size_t k, double alpha, double* out) {
 
 void AlphaPowers(const double* p, size_t k, double alpha, double* out) {
   PowersOf(p, k, alpha, out, [alpha](double x) { return PowAlpha(x, alpha); });
+}
+
+double RootSum(const double* p, size_t k) {
+  constexpr size_t kChunk = 256;
+  double roots[kChunk];
+  double sum = 0.0;
+  for (size_t from = 0; from < k; from += kChunk) {
+    const size_t n = std::min(kChunk, k - from);
+    SqrtMany(p + from, n, roots);
+    for (size_t i = 0; i < n; ++i) sum += roots[i];
+  }
+  return sum;
 }
 
 SupportSketch* SketchFor(bool primal, double alpha, const double* p, size_t k, Multiplier* hint) {
@@ -112,13 +125,9 @@ double Renormalise(BregmanDivergence divergence, double alpha, const double* p,
   }
 
   if (primal && alpha == 1.5) {
-    double root_sum = 0.0;
-    for (size_t i = 0; i < k; ++i) root_sum += std::sqrt(p[i]);
+    const double root_sum = nu != nullptr && nu->root_sum > 0.0 ? nu->root_sum : RootSum(p, k);
     const double c = SqrtShift(rem, root_sum, k);
-    for (size_t i = 0; i < k; ++i) {
-      const double r = std::sqrt(p[i]);
-      q[i] = p[i] + c * (2.0 * r + c);  // (sqrt(p) + c)^2 without cancellation
-    }
+    ApplySqrtShift(p, k, c, q);  // (sqrt(p) + c)^2 without cancellation
     return SqrtPrimalCost(c, root_sum, k);
   }
 

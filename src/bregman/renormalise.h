@@ -51,6 +51,10 @@ struct Multiplier {
   // in: SupportMass(p, k) when the caller has it (its bits exactly; 0:
   // the solver sums it).
   double kept = 0.0;
+  // in, primal alpha = 3/2: sum_{i<k} sqrt(p_i) added in order (RootSum's
+  // bits: the adaptive search's prefix sums) when the caller has it; 0: the
+  // solver sums it.
+  double root_sum = 0.0;
   // in: the per-coordinate powers of p[0..k) the solver needs (PrimalPower /
   // DualPower below), computed once by the caller for all the supports it
   // solves; null: the solver computes them (one pow per coordinate).
@@ -166,6 +170,11 @@ void AlphaPowers(const double* p, size_t k, double alpha, double* out);
 // The sketch a solve of p[0..k) uses: the hint's when it has one for this
 // map (extended to k here), else a per-thread one built over p[0..k).
 SupportSketch* SketchFor(bool primal, double alpha, const double* p, size_t k, Multiplier* hint);
+
+// sum_{i<k} sqrt(p_i), added in order of i (the adaptive search's prefix
+// sums of roots have the same bits at every k); the roots on SIMD lanes.
+double RootSum(const double* p, size_t k);
+
 
 // The primal map for alpha < 1 (b < 0) at shift s = b nu < 0, q = (p^b +
 // s)^{1/b}, has a pole at p* = (-s)^{1/b}, above every kept p (q >= p there),

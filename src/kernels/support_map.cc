@@ -832,6 +832,29 @@ void AccumulateMassLanesImpl(const double* p, size_t n, double* lanes) {
   for (size_t r = 0; r < R; ++r) Ops::Store(acc[r], lanes + r * N);
 }
 
+void SqrtManyImpl(const double* p, size_t n, double* out) {
+  using Ops = F64;
+  constexpr size_t N = Ops::kLanes;
+  size_t i = 0;
+  for (; i + N <= n; i += N) Ops::Store(Ops::Sqrt(Ops::Load(p + i)), out + i);
+  for (; i < n; ++i) out[i] = std::sqrt(p[i]);
+}
+
+// (The same operations in the same order on lanes and in the tail: IEEE
+// sqrt, mul and add round alike everywhere, and the core has no FMA.)
+void ApplySqrtShiftImpl(const double* p, size_t k, double c, double* q) {
+  using Ops = F64;
+  constexpr size_t N = Ops::kLanes;
+  const typename Ops::V cv = Ops::Set(c), two = Ops::Set(2.0);
+  size_t i = 0;
+  for (; i + N <= k; i += N) {
+    const typename Ops::V pv = Ops::Load(p + i);
+    const typename Ops::V r = Ops::Sqrt(pv);
+    Ops::Store(Ops::Add(pv, Ops::Mul(cv, Ops::Add(Ops::Mul(two, r), cv))), q + i);
+  }
+  for (; i < k; ++i) q[i] = p[i] + c * (2.0 * std::sqrt(p[i]) + c);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace bd
 HWY_AFTER_NAMESPACE();
@@ -841,6 +864,8 @@ namespace bd {
 HWY_EXPORT(SumSupportMapImpl);
 HWY_EXPORT(ApplySupportMapImpl);
 HWY_EXPORT(AccumulateMassLanesImpl);
+HWY_EXPORT(SqrtManyImpl);
+HWY_EXPORT(ApplySqrtShiftImpl);
 HWY_EXPORT(SumPrimalPowerMapImpl);
 HWY_EXPORT(ApplyPrimalPowerMapImpl);
 HWY_EXPORT(SumDualPowerMapImpl);
@@ -848,6 +873,14 @@ HWY_EXPORT(ApplyDualPowerMapImpl);
 HWY_EXPORT(DualStartNodesImpl);
 HWY_EXPORT(ChebyshevIncrementsImpl);
 HWY_EXPORT(ChebyshevMomentsImpl);
+
+void SqrtMany(const double* p, size_t n, double* out) {
+  HWY_DYNAMIC_DISPATCH(SqrtManyImpl)(p, n, out);
+}
+
+void ApplySqrtShift(const double* p, size_t k, double c, double* q) {
+  HWY_DYNAMIC_DISPATCH(ApplySqrtShiftImpl)(p, k, c, q);
+}
 
 void AccumulateMassLanes(const double* p, size_t n, double* lanes) {
   HWY_DYNAMIC_DISPATCH(AccumulateMassLanesImpl)(p, n, lanes);

@@ -134,4 +134,12 @@ void AccumulateMassLanes(const double* p, size_t n, double* lanes);
 double MassFromLanes(const double* lanes, const double* p, size_t from, size_t to);
 double SupportMin(const double* a, size_t k);
 
+// out[i] = sqrt(p[i]) for i < n (correctly rounded: the scalar's bits).
+void SqrtMany(const double* p, size_t n, double* out);
+
+// The primal alpha = 3/2 closed form (spec 3.1) for its shift c:
+// q_i = (sqrt(p_i) + c)^2 written without cancellation, p_i + c (2 sqrt(p_i)
+// + c), for i < k: the scalar formula's bits on every target.
+void ApplySqrtShift(const double* p, size_t k, double c, double* q);
+
 }  // namespace bd
