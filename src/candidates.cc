@@ -152,16 +152,7 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
     // The prefix already sorted (the top c.size, in ws.ids / ws.logits)
     // stays: only what follows it in the order is selected and sorted, so
     // a growing prefix sorts each entry once.
-    if (have > 0) {
-      const uint64_t last = OrderKey(ws.logits[have - 1], ws.ids[have - 1]);
-      size_t kept = 0;
-      for (size_t i = 0; i < n; ++i) {
-        g_ids[kept] = g_ids[i];
-        g_logits[kept] = g_logits[i];
-        kept += OrderKey(g_logits[i], g_ids[i]) < last;
-      }
-      n = kept;
-    }
+    if (have > 0) n = CompactBelowCut(g_ids, g_logits, n, ws.logits[have - 1], ws.ids[have - 1]);
     // The gather holds every entry at or above t, so all n of them sorted
     // are the next n of the order: keep them. Selecting want - have first
     // (nth_element) cost more than sorting the ~1.3-2x the threshold's

@@ -224,7 +224,9 @@ size_t GatherInRangeWithImpl(const float* HWY_RESTRICT row, size_t n, float lo, 
 // vals[i] == cut and ids[i] <= cut_id (a sorted walk's cut, ties broken by
 // id), with w[i] when w is not null. A whole-vector store at `count` <= i
 // ends inside the vector just loaded, so in place needs no slack.
-template <bool kWithW>
+// kBelow: the complement instead (vals[i] < cut, or == cut and ids[i] >
+// cut_id: the entries after the cut in the order), NaN vals dropped too.
+template <bool kWithW, bool kBelow = false>
 HWY_INLINE size_t CompactAboveCutT(int32_t* HWY_RESTRICT ids, float* HWY_RESTRICT vals,
                                    float* HWY_RESTRICT w, size_t n, float cut, int32_t cut_id) {
   const hn::ScalableTag<float> d;
@@ -236,13 +238,15 @@ HWY_INLINE size_t CompactAboveCutT(int32_t* HWY_RESTRICT ids, float* HWY_RESTRIC
   for (; i + N <= n; i += N) {
     const auto v = hn::LoadU(d, vals + i);
     const auto id = hn::LoadU(di, ids + i);
-    const auto on_cut = hn::And(hn::Eq(v, vcut), hn::RebindMask(d, hn::Not(hn::Gt(id, vid))));
-    const auto keep = hn::Or(hn::Gt(v, vcut), on_cut);
+    const auto on_cut = hn::And(hn::Eq(v, vcut), hn::RebindMask(d, kBelow ? hn::Gt(id, vid)
+                                                                            : hn::Not(hn::Gt(id, vid))));
+    const auto keep = hn::Or(kBelow ? hn::Lt(v, vcut) : hn::Gt(v, vcut), on_cut);
     count = StoreKept<kWithW>(d, keep, v, id, kWithW ? hn::LoadU(d, w + i) : v, vals, ids, w,
                               count);
   }
   for (; i < n; ++i) {
-    const bool keep = vals[i] > cut || (vals[i] == cut && ids[i] <= cut_id);
+    const bool keep = kBelow ? vals[i] < cut || (vals[i] == cut && ids[i] > cut_id)
+                             : vals[i] > cut || (vals[i] == cut && ids[i] <= cut_id);
     ids[count] = ids[i];
     vals[count] = vals[i];
     if (kWithW) w[count] = w[i];
@@ -255,6 +259,11 @@ size_t CompactAboveCutImpl(int32_t* HWY_RESTRICT ids, float* HWY_RESTRICT vals,
                            float* HWY_RESTRICT w, size_t n, float cut, int32_t cut_id) {
   return w ? CompactAboveCutT<true>(ids, vals, w, n, cut, cut_id)
            : CompactAboveCutT<false>(ids, vals, nullptr, n, cut, cut_id);
+}
+
+size_t CompactBelowCutImpl(int32_t* HWY_RESTRICT ids, float* HWY_RESTRICT vals, size_t n,
+                           float cut, int32_t cut_id) {
+  return CompactAboveCutT<false, true>(ids, vals, nullptr, n, cut, cut_id);
 }
 
 // BandSum's terms (band_terms-inl.h) in BandSum's virtual-lane layout, so
@@ -303,6 +312,7 @@ HWY_EXPORT(GatherAtLeastWithSparseImpl);
 HWY_EXPORT(GatherInRangeImpl);
 HWY_EXPORT(GatherInRangeWithImpl);
 HWY_EXPORT(CompactAboveCutImpl);
+HWY_EXPORT(CompactBelowCutImpl);
 
 size_t CountAtLeast(const float* row, size_t n, float t, const float* block_max) {
   return HWY_DYNAMIC_DISPATCH(CountAtLeastImpl)(row, n, t, block_max);
@@ -337,6 +347,9 @@ size_t GatherInRangeWith(const float* row, size_t n, float lo, float hi, int32_t
 }
 size_t CompactAboveCut(int32_t* ids, float* vals, float* w, size_t n, float cut, int32_t cut_id) {
   return HWY_DYNAMIC_DISPATCH(CompactAboveCutImpl)(ids, vals, w, n, cut, cut_id);
+}
+size_t CompactBelowCut(int32_t* ids, float* vals, size_t n, float cut, int32_t cut_id) {
+  return HWY_DYNAMIC_DISPATCH(CompactBelowCutImpl)(ids, vals, n, cut, cut_id);
 }
 BandTotals BandSumGatherRing(const float* row, const float* w, size_t n, float lo, float hi,
                              float hole_lo, float hole_hi, int32_t* ids_out, float* vals_out,

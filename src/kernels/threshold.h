@@ -65,6 +65,11 @@ BandTotals BandSumGatherRing(const float* row, const float* w, size_t n, float l
 // returns how many. NaN vals are dropped. Writes stay within [0, n).
 size_t CompactAboveCut(int32_t* ids, float* vals, float* w, size_t n, float cut, int32_t cut_id);
 
+// The complement, in place and in order: the entries with vals[i] < cut, or
+// vals[i] == cut and ids[i] > cut_id (those after the cut in the order, as
+// OrderKey ranks them); NaN vals are dropped.
+size_t CompactBelowCut(int32_t* ids, float* vals, size_t n, float cut, int32_t cut_id);
+
 constexpr size_t kCompressSlack = 64;
 
 }  // namespace bd

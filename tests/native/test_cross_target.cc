@@ -587,7 +587,7 @@ TEST_CASE("every target: GatherInRange, GatherAtLeastSparse and GatherAtLeastWit
   CHECK(mismatches == 0);
 }
 
-TEST_CASE("every target: CompactAboveCut equals a scalar filter, in place, with and without w") {
+TEST_CASE("every target: CompactAboveCut (with and without w) and CompactBelowCut equal a scalar filter, in place") {
   // Lists in ascending ids with many ties at the cut (a quarter-step grid),
   // cut ids below, inside and above the tied ids; lengths around the vector
   // widths. Nothing past n may be written.
@@ -606,10 +606,12 @@ TEST_CASE("every target: CompactAboveCut equals a scalar filter, in place, with 
       for (float cut : {-10.0f, -3.0f, -1.0f, 0.0f, 2.5f, 10.0f}) {
         for (int32_t cut_id : {INT32_MIN, 0, static_cast<int32_t>(n), static_cast<int32_t>(2 * n),
                                INT32_MAX}) {
-          for (bool with_w : {false, true}) {
+          for (int mode = 0; mode < 3; ++mode) {
+            const bool with_w = mode == 1, below = mode == 2;
             std::vector<size_t> want;
             for (size_t i = 0; i < n; ++i) {
-              if (vals0[i] > cut || (vals0[i] == cut && ids0[i] <= cut_id)) want.push_back(i);
+              const bool above = vals0[i] > cut || (vals0[i] == cut && ids0[i] <= cut_id);
+              if (above != below) want.push_back(i);
             }
             std::vector<int32_t> ids = ids0;
             std::vector<float> vals = vals0, w = w0;
@@ -617,7 +619,9 @@ TEST_CASE("every target: CompactAboveCut equals a scalar filter, in place, with 
             vals.push_back(-7.0f);
             w.push_back(-7.0f);
             const size_t got =
-                bd::CompactAboveCut(ids.data(), vals.data(), with_w ? w.data() : nullptr, n, cut, cut_id);
+                below ? bd::CompactBelowCut(ids.data(), vals.data(), n, cut, cut_id)
+                      : bd::CompactAboveCut(ids.data(), vals.data(), with_w ? w.data() : nullptr, n,
+                                            cut, cut_id);
             mismatches += got != want.size();
             for (size_t j = 0; j < std::min(got, want.size()); ++j) {
               const size_t i = want[j];
