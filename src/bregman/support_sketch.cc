@@ -69,6 +69,24 @@ uint64_t Bits(double x) {
   return u;
 }
 
+// The first i in [from, limit) (from >= 1) whose float64 bits differ from
+// p[i - 1]'s above the low `shift` bits, else limit. Eight at a time: the
+// xors' high bits or-ed over a chunk, a token-by-token look only in the
+// chunk that has a change.
+size_t FirstBitsChange(const double* p, size_t from, size_t limit, int shift) {
+  constexpr size_t kChunk = 8;
+  size_t i = from;
+  for (; i + kChunk <= limit; i += kChunk) {
+    uint64_t any = 0;
+    for (size_t j = 0; j < kChunk; ++j) any |= (Bits(p[i + j]) ^ Bits(p[i + j - 1])) >> shift;
+    if (any != 0) break;
+  }
+  for (; i < limit; ++i) {
+    if (((Bits(p[i]) ^ Bits(p[i - 1])) >> shift) != 0) return i;
+  }
+  return limit;
+}
+
 }  // namespace
 
 void SupportSketch::Reset(bool primal, double alpha) {
@@ -101,13 +119,29 @@ void SupportSketch::Reset(bool primal, double alpha) {
 }
 
 void SupportSketch::Extend(const double* p, size_t n) {
-  for (size_t i = std::max<size_t>(built_, 1); i < n; ++i) {
-    const size_t open = i - open_start_;
-    const uint64_t now = Bits(p[i]), before = Bits(p[i - 1]);
-    if (open >= kMaxBlock || (now >> cell_shift_) != (before >> cell_shift_) ||
-        (open >= kDenseBlock && (now >> EighthShift()) != (before >> EighthShift()))) {
-      CloseBlock(p, i);
+  // Token i (i >= 1) opens a block when its bits leave its predecessor's
+  // cell, or its eighth of the cell once the open block holds kDenseBlock
+  // tokens, or when the open block holds kMaxBlock (an eighth's change
+  // implies the cell's). The scan looks for the next such token a chunk at
+  // a time rather than testing the rules token by token.
+  size_t i = std::max<size_t>(built_, 1);
+  while (i < n) {
+    const size_t dense_at = open_start_ + kDenseBlock, full_at = open_start_ + kMaxBlock;
+    if (i < dense_at) {
+      const size_t limit = std::min(n, dense_at);
+      const size_t j = FirstBitsChange(p, i, limit, cell_shift_);
+      if (j < limit) {
+        CloseBlock(p, j);
+        i = j + 1;
+        continue;
+      }
+      i = limit;
+      if (i == n) break;
     }
+    const size_t j = FirstBitsChange(p, i, std::min(n, full_at), EighthShift());
+    if (j == n) break;
+    CloseBlock(p, j);  // an eighth's change, or the block full (j == full_at)
+    i = j + 1;
   }
   built_ = std::max(built_, n);
   const size_t count = node_p_.size();
