@@ -25,11 +25,13 @@ uint32_t* WideCounts(Workspace& ws) {
 }
 
 // Puts the largest `m` of ids/logits[0..n) first, in order. O(n + m log m).
-void PartialSortByKey(int32_t* ids, float* logits, size_t n, size_t m, Workspace& ws) {
+// in_id_order: ids[0..n) ascend (a gather's order; see SortKeysDescending).
+void PartialSortByKey(int32_t* ids, float* logits, size_t n, size_t m, Workspace& ws,
+                      bool in_id_order = false) {
   uint64_t* keys = ws.keys.data();
   for (size_t i = 0; i < n; ++i) keys[i] = OrderKey(logits[i], ids[i]);
   if (m < n) std::nth_element(keys, keys + m, keys + n, std::greater<uint64_t>());
-  SortKeysDescending(keys, m, ws.sort_scratch.data(), WideCounts(ws));
+  SortKeysDescending(keys, m, ws.sort_scratch.data(), WideCounts(ws), in_id_order && m == n);
   UnpackKeys(keys, n, ids, logits);
 }
 
@@ -120,7 +122,7 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
           have > 0 ? OrderKey(ws.logits[have - 1], ws.ids[have - 1]) : ~uint64_t{0};
       uint64_t* keys = ws.keys.data();
       const size_t n = RowKeysBelow(c.row, c.vocab, last, keys);
-      SortKeysDescending(keys, n, ws.sort_scratch.data(), WideCounts(ws));
+      SortKeysDescending(keys, n, ws.sort_scratch.data(), WideCounts(ws), /*in_id_order=*/true);
       UnpackKeys(keys, n, ws.ids.data() + have, ws.logits.data() + have);
       c.ids = ws.ids.data();
       c.logits = ws.logits.data();
@@ -161,7 +163,7 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
     // is cut down first.
     constexpr size_t kSortAllFactor = 3;
     const size_t take = n <= kSortAllFactor * (want - have) ? n : want - have;
-    PartialSortByKey(g_ids, g_logits, n, take, ws);
+    PartialSortByKey(g_ids, g_logits, n, take, ws, /*in_id_order=*/true);  // (gathers ascend)
     std::memcpy(ws.ids.data() + have, g_ids, take * sizeof(int32_t));
     std::memcpy(ws.logits.data() + have, g_logits, take * sizeof(float));
     c.ids = ws.ids.data();

@@ -45,7 +45,8 @@ void RadixOnHighHalves(uint64_t* keys, size_t n, uint64_t* scratch, uint32_t* co
 
 }  // namespace
 
-void SortKeysDescending(uint64_t* keys, size_t n, uint64_t* scratch, uint32_t* wide_counts) {
+void SortKeysDescending(uint64_t* keys, size_t n, uint64_t* scratch, uint32_t* wide_counts,
+                        bool in_id_order) {
   if (n < kRadixMin) {
     std::sort(keys, keys + n, std::greater<uint64_t>());
     return;
@@ -62,7 +63,9 @@ void SortKeysDescending(uint64_t* keys, size_t n, uint64_t* scratch, uint32_t* w
     uint32_t count[4 * 256];
     RadixOnHighHalves<8>(keys, n, scratch, count);
   }
-  // Runs of equal high halves: order by the whole key.
+  // Runs of equal high halves: order by the whole key (their low halves,
+  // 0xFFFFFFFF - id, already descend when the ids came ascending).
+  if (in_id_order) return;
   for (size_t i = 0; i < n;) {
     size_t j = i + 1;
     while (j < n && (keys[j] >> 32) == (keys[i] >> 32)) ++j;

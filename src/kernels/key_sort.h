@@ -17,7 +17,12 @@ constexpr size_t kWideRadixCounts = 2 * 65536;
 
 // Sorts keys[0..n) descending. scratch: room for n keys (overwritten).
 // wide_counts: null, or room for kWideRadixCounts (overwritten).
+// in_id_order: the keys come in ascending id order (a gather's or the row's
+// order: equal logits then already lie in their sorted order, lower id
+// first), so the radix sort, stable, leaves nothing for the pass that
+// finishes runs of equal high halves (it was a fifth of a whole row's sort
+// on the bench's rows, natively).
 void SortKeysDescending(uint64_t* keys, size_t n, uint64_t* scratch,
-                        uint32_t* wide_counts = nullptr);
+                        uint32_t* wide_counts = nullptr, bool in_id_order = false);
 
 }  // namespace bd
