@@ -29,7 +29,7 @@ uint32_t* WideCounts(Workspace& ws) {
 void PartialSortByKey(int32_t* ids, float* logits, size_t n, size_t m, Workspace& ws,
                       bool in_id_order = false) {
   uint64_t* keys = ws.keys.data();
-  for (size_t i = 0; i < n; ++i) keys[i] = OrderKey(logits[i], ids[i]);
+  PackKeys(ids, logits, n, keys);
   if (m < n) std::nth_element(keys, keys + m, keys + n, std::greater<uint64_t>());
   SortKeysDescending(keys, m, ws.sort_scratch.data(), WideCounts(ws), in_id_order && m == n);
   UnpackKeys(keys, n, ids, logits);

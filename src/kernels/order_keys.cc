@@ -77,6 +77,37 @@ size_t RowKeysBelowImpl(const float* HWY_RESTRICT row, size_t n, uint64_t last,
   return count;
 }
 
+void PackKeysImpl(const int32_t* HWY_RESTRICT ids, const float* HWY_RESTRICT logits, size_t n,
+                  uint64_t* HWY_RESTRICT keys) {
+  size_t i = 0;
+#if HWY_TARGET != HWY_SCALAR  // (no halves of a one-lane vector)
+  const hn::ScalableTag<float> d;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  const hn::RebindToSigned<decltype(d)> di;
+  const hn::Half<decltype(du)> dh;
+  const hn::Rebind<uint64_t, decltype(dh)> d64;
+  const size_t N = hn::Lanes(d);
+  const auto top = hn::Set(du, 0x80000000u);
+  const auto all_ones = hn::Set(du, 0xFFFFFFFFu);
+  for (; i + N <= n; i += N) {
+    const auto v = hn::LoadU(d, logits + i);
+    // OrderKey: -0 folded to +0; OrderedBits flips every bit of a negative,
+    // the sign of the others; the low half 0xFFFFFFFF - id.
+    const auto bits = hn::BitCast(du, hn::IfThenZeroElse(hn::Eq(v, hn::Zero(d)), v));
+    const auto negative = hn::BitCast(du, hn::BroadcastSignBit(hn::BitCast(di, bits)));
+    const auto hi = hn::Xor(bits, hn::Or(negative, top));
+    const auto lo = hn::Sub(all_ones, hn::BitCast(du, hn::LoadU(di, ids + i)));
+    hn::StoreU(hn::Or(hn::ShiftLeft<32>(hn::PromoteTo(d64, hn::LowerHalf(dh, hi))),
+                      hn::PromoteTo(d64, hn::LowerHalf(dh, lo))),
+               d64, keys + i);
+    hn::StoreU(hn::Or(hn::ShiftLeft<32>(hn::PromoteTo(d64, hn::UpperHalf(dh, hi))),
+                      hn::PromoteTo(d64, hn::UpperHalf(dh, lo))),
+               d64, keys + i + N / 2);
+  }
+#endif
+  for (; i < n; ++i) keys[i] = OrderKey(logits[i], ids[i]);
+}
+
 void UnpackKeysImpl(const uint64_t* HWY_RESTRICT keys, size_t n, int32_t* HWY_RESTRICT ids,
                     float* HWY_RESTRICT logits) {
   size_t i = 0;
@@ -114,12 +145,16 @@ HWY_AFTER_NAMESPACE();
 namespace bd {
 HWY_EXPORT(RowKeysBelowImpl);
 HWY_EXPORT(UnpackKeysImpl);
+HWY_EXPORT(PackKeysImpl);
 
 size_t RowKeysBelow(const float* row, size_t n, uint64_t last, uint64_t* keys) {
   return HWY_DYNAMIC_DISPATCH(RowKeysBelowImpl)(row, n, last, keys);
 }
 void UnpackKeys(const uint64_t* keys, size_t n, int32_t* ids, float* logits) {
   HWY_DYNAMIC_DISPATCH(UnpackKeysImpl)(keys, n, ids, logits);
+}
+void PackKeys(const int32_t* ids, const float* logits, size_t n, uint64_t* keys) {
+  HWY_DYNAMIC_DISPATCH(PackKeysImpl)(ids, logits, n, keys);
 }
 }  // namespace bd
 #endif  // HWY_ONCE

@@ -36,4 +36,7 @@ size_t RowKeysBelow(const float* row, size_t n, uint64_t last, uint64_t* keys);
 // ids[i] = KeyId(keys[i]), logits[i] = KeyLogit(keys[i]) for i < n.
 void UnpackKeys(const uint64_t* keys, size_t n, int32_t* ids, float* logits);
 
+// keys[i] = OrderKey(logits[i], ids[i]) for i < n (UnpackKeys' inverse).
+void PackKeys(const int32_t* ids, const float* logits, size_t n, uint64_t* keys);
+
 }  // namespace bd

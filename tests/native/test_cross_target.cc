@@ -687,7 +687,7 @@ TEST_CASE("every target: BandSumGatherRing's hole totals are BandSum's bits and 
   CHECK(mismatches == 0);
 }
 
-TEST_CASE("every target: RowKeysBelow and UnpackKeys equal the scalar OrderKey, KeyId and KeyLogit") {
+TEST_CASE("every target: RowKeysBelow, PackKeys and UnpackKeys equal the scalar OrderKey, KeyId and KeyLogit") {
   // Rows with both zeros, ties, -inf, NaN, negatives and positives of every
   // size class; `last` none, the key of an entry (ties below it by id), and
   // keys between entries; lengths around the vector widths. The keys are
@@ -714,6 +714,17 @@ TEST_CASE("every target: RowKeysBelow and UnpackKeys equal the scalar OrderKey, 
           case 4: row[i] = static_cast<float>(h % 1000) * 1e-30f; break;
           default: row[i] = static_cast<float>(static_cast<int>(h % 61) - 30) * 0.5f;
         }
+      }
+      {
+        // PackKeys: every entry, ids in a scrambled order (lanes past n untouched).
+        std::vector<int32_t> ids(n);
+        for (size_t i = 0; i < n; ++i) ids[i] = static_cast<int32_t>((i * 7919 + 3) % (n + 11));
+        std::vector<uint64_t> keys(n + 1, 7);
+        bd::PackKeys(ids.data(), row.data(), n, keys.data());
+        for (size_t i = 0; i < n; ++i) {
+          mismatches += keys[i] != key_of(row[i], static_cast<uint32_t>(ids[i]));
+        }
+        mismatches += keys[n] != 7;
       }
       std::vector<uint64_t> lasts = {~uint64_t{0}, uint64_t{0}, key_of(0.0f, 5), key_of(-2.5f, 0),
                                      key_of(3.0f, static_cast<uint32_t>(n / 2))};
