@@ -162,12 +162,24 @@ void SupportSketch::CloseBlock(const double* p, size_t end) {
   const size_t m = end - start;
   block_start_.push_back(start);
   // The block's range (p is sorted in the decoder; a caller's unsorted
-  // support still gets weights for its own range).
-  double top = p[start], bottom = p[start];
-  for (size_t i = start + 1; i < end; ++i) {
-    top = std::max(top, p[i]);
-    bottom = std::min(bottom, p[i]);
+  // support still gets weights for its own range). Four running extremes
+  // (exact in any grouping: the maximum and minimum of the same numbers),
+  // not one chain of dependent compares.
+  double tops[4] = {p[start], p[start], p[start], p[start]};
+  double bottoms[4] = {p[start], p[start], p[start], p[start]};
+  size_t i = start + 1;
+  for (; i + 4 <= end; i += 4) {
+    for (size_t j = 0; j < 4; ++j) {
+      tops[j] = std::max(tops[j], p[i + j]);
+      bottoms[j] = std::min(bottoms[j], p[i + j]);
+    }
   }
+  for (; i < end; ++i) {
+    tops[0] = std::max(tops[0], p[i]);
+    bottoms[0] = std::min(bottoms[0], p[i]);
+  }
+  const double top = std::max(std::max(tops[0], tops[1]), std::max(tops[2], tops[3]));
+  const double bottom = std::min(std::min(bottoms[0], bottoms[1]), std::min(bottoms[2], bottoms[3]));
   block_centre_.push_back(0.0);
   block_inv_half_.push_back(0.0);
   block_top_.push_back(top);

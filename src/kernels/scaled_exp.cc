@@ -42,11 +42,14 @@ void ScaledExpF64Impl(const float* logits, size_t n, float max, double t, double
   // Conservative bounds on the logit for |(l - m) / t| <= 700.
   const double lo = m - 699.0 * t, hi = m + 699.0 * t;
   for (size_t i = 0; i < n; ++i) out[i] = static_cast<double>(logits[i]);
+  const F64::V lo_v = F64::Set(lo), hi_v = F64::Set(hi), one = F64::Set(1.0);
   size_t i = 0;
   for (; i + N <= n; i += N) {
-    bool in_range = true;
-    for (size_t j = 0; j < N; ++j) in_range &= out[i + j] >= lo && out[i + j] <= hi;
-    if (!in_range) {
+    // Lanes strictly inside (lo, hi) (NaN is not): a lane on a bound goes
+    // element by element too, with the same bits.
+    const F64::V l = F64::Load(out + i);
+    const F64::V inside = F64::IfLess(l, hi_v, F64::IfLess(lo_v, l, one, F64::Zero()), F64::Zero());
+    if (F64::AnyNonZero(F64::Sub(one, inside))) {
       for (size_t j = 0; j < N; ++j) out[i + j] = ScaledExpOne(out[i + j], m, t, z);
       continue;
     }
