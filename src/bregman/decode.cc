@@ -87,13 +87,11 @@ class PerK {
       case TauKind::kNever:
         return HUGE_VAL;
       case TauKind::kKLPrimal:
-        BuildPrefixSums(k);
-        return KLPrimalTau(Kept(k), p_next);
+        return KLPrimalTau(KeptMass(k), p_next);
       case TauKind::kEuclid:
-        BuildPrefixSums(k);
-        return EuclidTau(RemainingMass(Kept(k)), p_next, k);
+        return EuclidTau(RemainingMass(KeptMass(k)), p_next, k);
       case TauKind::kSqrtPrimal:
-        BuildPrefixSums(k + 1);
+        BuildRootSums(k + 1);
         return SqrtCost(k) - SqrtCost(k + 1) + ZeroCost(divergence_, alpha_, p_next);
       case TauKind::kGeneral:
         break;
@@ -181,7 +179,7 @@ class PerK {
   // when ws.q holds that solve's q still (nothing left to do).
   bool FinalFor(size_t k, Multiplier* nu, double* cost) {
     if (kind_ == TauKind::kSqrtPrimal && have_sums_ && k <= built_) {
-      nu->root_sum = ws_.scratch[2 * k + 1];  // RootSum(p, k)'s bits
+      nu->root_sum = ws_.scratch[k];  // RootSum(p, k)'s bits
     }
     if (kind_ != TauKind::kGeneral) return false;
     SupportHint(k, nu);
@@ -254,46 +252,34 @@ class PerK {
   // costs' difference this replaces (about 1e-10 of tau at k ~ V/2).
   static constexpr double kLagrangianSlack = 1e-9;
 
-  // Prefix sums interleaved in ws.scratch: [2i] = sum_{j<i} p_j and
-  // [2i+1] = sum_{j<i} sqrt(p_j) (the latter only for alpha = 1.5), built
-  // up to i = m on demand.
-  void BuildPrefixSums(size_t m) {
+  // Prefix sums of the roots in ws.scratch, [i] = sum_{j<i} sqrt(p_j) (alpha
+  // = 1.5), added in order (RootSum's bits at every k), built up to i = m on
+  // demand. (The kept mass comes from KeptMass's lanes, the bits of the
+  // solvers' SupportMass: a serial prefix sum of p was a tenth of a wasm
+  // decode at k ~ V/2, its adds one dependent chain.)
+  void BuildRootSums(size_t m) {
     if (have_sums_ && m <= built_) return;
-    EnsureSize(ws_.scratch, 2 * (m + 1));
+    EnsureSize(ws_.scratch, m + 1);
     double* ps = ws_.scratch.data();
     if (!have_sums_) {
       ps[0] = 0.0;
-      ps[1] = 0.0;
       have_sums_ = true;
     }
     const double* p = Probs(m);
-    if (kind_ == TauKind::kSqrtPrimal) {
-      // The roots on SIMD lanes a chunk at a time, added in order (RootSum's
-      // bits at every k).
-      constexpr size_t kChunk = 256;
-      double roots[kChunk];
-      for (size_t from = built_; from < m; from += kChunk) {
-        const size_t n = std::min(kChunk, m - from);
-        SqrtMany(p + from, n, roots);
-        for (size_t j = 0; j < n; ++j) {
-          const size_t i = from + j;
-          ps[2 * i + 2] = ps[2 * i] + p[i];
-          ps[2 * i + 3] = ps[2 * i + 1] + roots[j];
-        }
-      }
-    } else {
-      for (size_t i = built_; i < m; ++i) {
-        ps[2 * i + 2] = ps[2 * i] + p[i];
-        ps[2 * i + 3] = 0.0;
-      }
+    // The roots on SIMD lanes a chunk at a time, added in order.
+    constexpr size_t kChunk = 256;
+    double roots[kChunk];
+    for (size_t from = built_; from < m; from += kChunk) {
+      const size_t n = std::min(kChunk, m - from);
+      SqrtMany(p + from, n, roots);
+      for (size_t j = 0; j < n; ++j) ps[from + j + 1] = ps[from + j] + roots[j];
     }
     built_ = std::max(built_, m);
   }
-  double Kept(size_t k) const { return ws_.scratch[2 * k]; }
 
-  double SqrtCost(size_t k) const {
-    const double root_sum = ws_.scratch[2 * k + 1];
-    const double c = SqrtShift(RemainingMass(Kept(k)), root_sum, k);
+  double SqrtCost(size_t k) {
+    const double root_sum = ws_.scratch[k];
+    const double c = SqrtShift(RemainingMass(KeptMass(k)), root_sum, k);
     return SqrtPrimalCost(c, root_sum, k);
   }
 
@@ -648,7 +634,7 @@ class PerK {
   BregmanWorkspace& ws_;
   const size_t n_;
   bool have_sums_ = false;
-  size_t built_ = 0;  // prefix sums are valid for i <= built_
+  size_t built_ = 0;  // the root sums are valid for i <= built_
   size_t mass_saved_ = 0;  // ws.mass_lanes holds the lanes at c kMassCheckpoint, c < mass_saved_
   size_t full_q_ = 0;  // ws.q holds the whole q of this support's last solve (0: none)
   Solved cache_[kCacheSize];
