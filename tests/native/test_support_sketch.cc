@@ -10,6 +10,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -219,4 +221,60 @@ TEST_CASE("support sketch: blocks are p's, not the prefix's; weights integrate p
     }
     CHECK(std::fabs(static_cast<double>((nodes - direct) / direct)) < 1e-12);
   }
+}
+
+TEST_CASE("support sketch: blocks follow their rules (cells, eighths past kDenseBlock, kMaxBlock)") {
+  // The rules restated token by token, as the sketch's header states them:
+  // token i opens a block when its float64 bits leave p[i-1]'s cell, or its
+  // eighth of the cell once the open block holds kDenseBlock tokens, or when
+  // the open block holds kMaxBlock. Cells: 2^-bits of a binade, bits >= 1
+  // the least with 3 2^{bits-1} >= |alpha - 1|. Every support's view must
+  // start its token-by-token block where these rules put it, whether the
+  // prefix was extended at once or in pieces.
+  auto bits = [](double x) {
+    uint64_t u;
+    std::memcpy(&u, &x, sizeof u);
+    return u;
+  };
+  size_t compared = 0, dense_closes = 0, full_closes = 0;
+  for (int shape = 0; shape < 5; ++shape) {
+    const std::vector<double> p = SortedRow(shape, 30000, 40 + shape);
+    for (const double alpha : {0.5, 1.5, 2.5, 4.0, 4.5, 8.0, 30.0}) {
+      const double b = std::fabs(alpha - 1.0);
+      int cell_bits = 1;
+      while (cell_bits < 21 && 3.0 * static_cast<double>(1 << (cell_bits - 1)) < b) ++cell_bits;
+      const int cell_shift = 52 - cell_bits, eighth_shift = cell_shift - 3;
+      std::vector<size_t> start_of(p.size());  // the start of the block holding token i
+      size_t open = 0;
+      for (size_t i = 1; i < p.size(); ++i) {
+        const uint64_t now = bits(p[i]), before = bits(p[i - 1]);
+        const size_t held = i - open;
+        const bool cell = (now >> cell_shift) != (before >> cell_shift);
+        const bool eighth = held >= SupportSketch::kDenseBlock &&
+                            (now >> eighth_shift) != (before >> eighth_shift);
+        if (held >= SupportSketch::kMaxBlock || cell || eighth) {
+          dense_closes += !cell && eighth;
+          full_closes += !cell && !eighth;
+          open = i;
+        }
+        start_of[i] = open;
+      }
+      SupportSketch whole, piecewise;
+      whole.Reset(alpha > 1.0 && shape % 2 == 0 ? false : true, alpha);
+      piecewise.Reset(alpha > 1.0 && shape % 2 == 0 ? false : true, alpha);
+      whole.Extend(p.data(), p.size());
+      for (size_t n = 37; n < p.size(); n = n * 5 / 3 + 11) piecewise.Extend(p.data(), n);
+      piecewise.Extend(p.data(), p.size());
+      for (size_t k = 1; k <= p.size(); k += (k < 3000 ? 1 : 7)) {
+        INFO("shape " << shape << " alpha " << alpha << " k " << k);
+        REQUIRE(whole.For(k).exact_from == start_of[k - 1]);
+        REQUIRE(piecewise.For(k).exact_from == start_of[k - 1]);
+        ++compared;
+      }
+    }
+  }
+  MESSAGE(compared << " views compared; " << dense_closes << " eighth closes, " << full_closes
+                   << " full blocks");
+  CHECK(dense_closes > 0);
+  CHECK(full_closes > 0);
 }
