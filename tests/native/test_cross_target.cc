@@ -439,6 +439,39 @@ TEST_CASE("every target: PowF64Many gives PowF64's bits element by element") {
   CHECK(mismatches == 0);
 }
 
+TEST_CASE("every target: SqrtMany and ApplySqrtShift give the scalar formulas' bits, and RootSum the sum in order") {
+  // p over many binades (denormals, 0 and 1 among them), lengths around the
+  // vector widths; the primal 3/2 map q = p + c (2 sqrt(p) + c).
+  size_t checked = 0, mismatches = 0;
+  ForEachTarget([&] {
+    for (size_t n : {size_t{0}, size_t{1}, size_t{3}, size_t{8}, size_t{17}, size_t{300}, size_t{1029}}) {
+      std::vector<double> p(n), roots(n + 1, -7.0), q(n + 1, -7.0);
+      for (size_t i = 0; i < n; ++i) {
+        const uint64_t h = bd::Mix64(i * 31 + n);
+        p[i] = i % 97 == 5 ? 0.0 : i % 89 == 3 ? 1.0 : std::ldexp(static_cast<double>(h % 1000003) + 1.0, -20 - static_cast<int>(h % 1060));
+      }
+      for (const double c : {1e-300, 3.7e-9, 0.25}) {
+        bd::SqrtMany(p.data(), n, roots.data());
+        bd::ApplySqrtShift(p.data(), n, c, q.data());
+        double sum = 0.0;
+        for (size_t i = 0; i < n; ++i) {
+          const double r = std::sqrt(p[i]);
+          const double want = p[i] + c * (2.0 * r + c);
+          mismatches += std::memcmp(&roots[i], &r, sizeof r) != 0;
+          mismatches += std::memcmp(&q[i], &want, sizeof want) != 0;
+          sum += r;
+        }
+        const double got = bd::bregman_detail::RootSum(p.data(), n);
+        mismatches += std::memcmp(&got, &sum, sizeof sum) != 0;
+        mismatches += roots[n] != -7.0 || q[n] != -7.0;
+        ++checked;
+      }
+    }
+  });
+  MESSAGE(checked << " rows checked");
+  CHECK(mismatches == 0);
+}
+
 TEST_CASE("every target: ScaledExpF64 gives ExpF64's bits (ExpFullF64's past |x| = 700) element by element") {
   // Logits spread over the SIMD range and beyond it (the scalar fallback),
   // odd lengths for the tails, several temperatures.
