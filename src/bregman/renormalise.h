@@ -257,46 +257,50 @@ double SketchedSum(const SupportSketch& sketch, size_t k, const NodeTerm& node_t
   return sum;
 }
 
-// The general solvers' final q over p[0..k) at their multiplier:
-// apply(p, powers, n, q) maps n tokens (writing q). The map runs on the
-// sketch's nodes and on the tokens of the block holding k - 1; every other
-// block's q comes from its nodes (SupportSketch::InterpolateQ), a polynomial
-// per token instead of the map's transcendentals.
+// The general solvers' final q over p[0..k) at their multiplier, and with
+// price the in-support divergence: apply(p, powers, n, q, price, weight)
+// maps n tokens (writing q; with price returning the sum of their
+// divergences, each times weight[i] when weight is not null, else NaN). The
+// map runs on the sketch's nodes and on the tokens of the block holding
+// k - 1 (and of the head near a pole); every other block's q comes from its
+// nodes (SupportSketch::InterpolateQ), a polynomial per token instead of the
+// map's transcendentals, and its divergences' sum from the nodes' weights
+// (the quadrature the solvers' sums use: the divergence is as smooth in p as
+// q is). Pricing a support then costs its nodes, not its tokens (decode() at
+// k ~ V/2 priced every token, 1.4-2.7x the time of sample()). Returns that
+// sum (NaN without price); q's bits do not depend on price.
 template <class Apply>
-void ApplyOverSupport(SupportSketch& sketch, const double* p, const double* powers, size_t k,
-                      double* q, const Apply& apply, double exact_above = HUGE_VAL,
-                      const Multiplier* hint = nullptr) {
+double ApplyOverSupport(SupportSketch& sketch, const double* p, const double* powers, size_t k,
+                        double* q, const Apply& apply, double exact_above = HUGE_VAL,
+                        const Multiplier* hint = nullptr, bool price = false) {
   const SupportSketch::View v = ViewForSolve(sketch, k, exact_above, hint);
   double* node_q = sketch.NodeQ(v.nodes);
+  double cost = 0.0;
   if (v.nodes > v.first_node) {
-    apply(sketch.node_p() + v.first_node, sketch.node_pow() + v.first_node,
-          v.nodes - v.first_node, node_q + v.first_node);
+    cost += apply(sketch.node_p() + v.first_node, sketch.node_pow() + v.first_node,
+                  v.nodes - v.first_node, node_q + v.first_node, price,
+                  sketch.weight() + v.first_node);
   }
   sketch.InterpolateQ(p, v, node_q, q);
-  if (v.head_end > 0) apply(p, powers, v.head_end, q);
-  apply(p + v.exact_from, powers + v.exact_from, k - v.exact_from, q + v.exact_from);
+  if (v.head_end > 0) cost += apply(p, powers, v.head_end, q, price, nullptr);
+  cost += apply(p + v.exact_from, powers + v.exact_from, k - v.exact_from, q + v.exact_from, price,
+                nullptr);
+  return price ? cost : NAN;
 }
 
-// The general solvers' output at their multiplier, apply(p, powers, n, q,
-// price) mapping n tokens: a probe's q[k-1] alone (returns NaN); else every
-// q (ApplyOverSupport) and, unless the hint declines it, the in-support
-// divergence from every token's map (q written by that pass, then replaced
-// by the same q as without pricing: q's bits do not depend on pricing).
+// The general solvers' output at their multiplier (apply as above): a
+// probe's q[k-1] alone (returns NaN); else every q and, unless the hint
+// declines it, the in-support divergence (ApplyOverSupport).
 template <class Apply>
 double FinishSolve(SupportSketch& sketch, const double* p, const double* powers, size_t k,
                    double* q, const Multiplier* hint, const Apply& apply,
                    double exact_above = HUGE_VAL) {
   if (hint != nullptr && hint->last_only) {
-    apply(p + k - 1, powers + k - 1, 1, q + k - 1, false);
+    apply(p + k - 1, powers + k - 1, 1, q + k - 1, false, nullptr);
     return NAN;
   }
-  const double cost = hint == nullptr || hint->price ? apply(p, powers, k, q, true) : NAN;
-  ApplyOverSupport(sketch, p, powers, k, q,
-                   [&](const double* pp, const double* pw, size_t n, double* qq) {
-                     apply(pp, pw, n, qq, false);
-                   },
-                   exact_above, hint);
-  return cost;
+  const bool price = hint == nullptr || hint->price;
+  return ApplyOverSupport(sketch, p, powers, k, q, apply, exact_above, hint, price);
 }
 
 // BregmanRenormalise with an optional hint (may be null).

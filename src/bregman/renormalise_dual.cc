@@ -134,9 +134,10 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
       MultiplierFloor(false, alpha, rem, k), 1.0, algebraic ? 0.0 : kDualRoughError, hint);
 
   const double nu_root = PowAlpha(nu, 1.0 / b);
-  auto apply = [&](const double* pp, const double* pw, size_t n, double* qq, bool price) {
-    return algebraic ? ApplySupportMap(vector_map, pp, pw, n, nu, qq)
-                     : ApplyDualPowerMap(pp, pw, n, alpha, nu, nu_root, qq, price);
+  auto apply = [&](const double* pp, const double* pw, size_t n, double* qq, bool price,
+                   const double* weight) {
+    return algebraic ? ApplySupportMap(vector_map, pp, pw, n, nu, qq, weight)
+                     : ApplyDualPowerMap(pp, pw, n, alpha, nu, nu_root, qq, price, weight);
   };
   return FinishSolve(sketch, p, p_pow, k, q, hint, apply);
 }

@@ -160,10 +160,11 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
   const double shift = Shift(nu);
   const double zero_mass = !vectorised && b > 0.0 ? PowAlpha(shift, 1.0 / b) : 0.0;
   const double zero_cost = !vectorised ? DivergenceFromZero(alpha, zero_mass) : 0.0;
-  auto apply = [&](const double* pp, const double* pw, size_t n, double* qq, bool price) {
-    return vectorised ? ApplySupportMap(vector_map, pp, pw, n, shift, qq)
+  auto apply = [&](const double* pp, const double* pw, size_t n, double* qq, bool price,
+                   const double* weight) {
+    return vectorised ? ApplySupportMap(vector_map, pp, pw, n, shift, qq, weight)
                       : ApplyPrimalPowerMap(pp, pw, n, alpha, shift, zero_mass, zero_cost, qq,
-                                            price);
+                                            price, weight);
   };
   return FinishSolve(sketch, p, pow_b, k, q, hint, apply, PrimalPoleLimit(b, shift));
 }

@@ -584,6 +584,11 @@ HWY_INLINE void Weigh(const double* weight, size_t i, V* t) {
   t[0] = Ops::Mul(t[0], w);
   t[1] = Ops::Mul(t[1], w);
 }
+// The Apply kernels' one term (a token's divergence), weighted the same way.
+template <class Ops, class V>
+HWY_INLINE void WeighCost(const double* weight, size_t i, V* t) {
+  if (weight != nullptr) t[0] = Ops::Mul(t[0], Ops::Load(weight + i));
+}
 
 template <class FormT>
 HWY_INLINE SupportMapSums SumsOf(const double* p, const double* a, size_t k, double shift,
@@ -601,7 +606,8 @@ HWY_INLINE SupportMapSums SumsOf(const double* p, const double* a, size_t k, dou
 }
 
 template <class FormT>
-HWY_INLINE double ApplyOf(const double* p, const double* a, size_t k, double shift, double* q) {
+HWY_INLINE double ApplyOf(const double* p, const double* a, size_t k, double shift, double* q,
+                          const double* cost_weight) {
   double total;
   SumF64Lanes<1>(
       k,
@@ -610,6 +616,7 @@ HWY_INLINE double ApplyOf(const double* p, const double* a, size_t k, double shi
         typename Ops::V qi;
         FormT::Apply(ops, Ops::Load(p + i), Ops::Load(a + i), Ops::Set(shift), &qi, &t[0]);
         Ops::Store(qi, q + i);
+        WeighCost<Ops>(cost_weight, i, t);
       },
       &total);
   return total;
@@ -638,9 +645,9 @@ SupportMapSums SumSupportMapImpl(SupportMap map, const double* p, const double* 
 }
 
 double ApplySupportMapImpl(SupportMap map, const double* p, const double* a, size_t k,
-                           double shift, double* q) {
+                           double shift, double* q, const double* cost_weight) {
   return WithForm(map, [&](auto form) {
-    return ApplyOf<decltype(form)>(p, a, k, shift, q);
+    return ApplyOf<decltype(form)>(p, a, k, shift, q, cost_weight);
   });
 }
 
@@ -671,7 +678,7 @@ SupportMapSums SumPrimalPowerMapImpl(const double* p, const double* a, size_t k,
 
 double ApplyPrimalPowerMapImpl(const double* p, const double* a, size_t k, double alpha,
                                double shift, double zero_mass, double zero_cost, double* q,
-                               bool price) {
+                               bool price, const double* cost_weight) {
   const double b = alpha - 1.0;
   const double inv_b = 1.0 / b;
   const DivergenceSeries g_series(alpha);
@@ -703,6 +710,7 @@ double ApplyPrimalPowerMapImpl(const double* p, const double* a, size_t k, doubl
                                    Ops::Zero());  // 0 where (alpha + 1) L <= 1
         const auto cost = Ops::WherePositive(pv, Ops::IfZero(near, series, direct));
         t[0] = Ops::IfZero(far, cost, Ops::Set(zero_cost));
+        WeighCost<Ops>(cost_weight, i, t);
       },
       &total);
   return price ? total : NAN;
@@ -727,7 +735,8 @@ SupportMapSums SumDualPowerMapImpl(const double* p, const double* p_pow, size_t 
 
 double ApplyDualPowerMapImpl(const double* p, const double* p_pow, size_t k, double alpha,
                              double nu, double nu_root, double large_c,
-                             const DualStartTable* table, double* q, bool price) {
+                             const DualStartTable* table, double* q, bool price,
+                             const double* cost_weight) {
   const DualPowerConstants m{alpha, nu, nu_root, large_c, table};
   const DivergenceSeries g_series(alpha);
   double total;
@@ -742,6 +751,7 @@ double ApplyDualPowerMapImpl(const double* p, const double* p_pow, size_t k, dou
         Ops::Store(qv, q + i);
         // (price is uniform over the pass: a predicted branch)
         t[0] = price ? DualPowerCost<Ops>(pv, av, qv, incr, ell, m, g_series) : Ops::Zero();
+        WeighCost<Ops>(price ? cost_weight : nullptr, i, t);
       },
       &total);
   return price ? total : NAN;
@@ -926,9 +936,9 @@ SupportMapSums SumPrimalPowerMap(const double* p, const double* a, size_t k, dou
 
 double ApplyPrimalPowerMap(const double* p, const double* a, size_t k, double alpha,
                            double shift, double zero_mass, double zero_cost, double* q,
-                           bool price) {
+                           bool price, const double* cost_weight) {
   return HWY_DYNAMIC_DISPATCH(ApplyPrimalPowerMapImpl)(p, a, k, alpha, shift, zero_mass,
-                                                       zero_cost, q, price);
+                                                       zero_cost, q, price, cost_weight);
 }
 
 // Where the dual map's t exceeds e^40: c > e^{40 (alpha-1)} (+inf past the
@@ -991,10 +1001,10 @@ SupportMapSums SumDualPowerMap(const double* p, const double* p_pow, size_t k, d
 }
 
 double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha, double nu,
-                         double nu_root, double* q, bool price) {
+                         double nu_root, double* q, bool price, const double* cost_weight) {
   return HWY_DYNAMIC_DISPATCH(ApplyDualPowerMapImpl)(p, p_pow, k, alpha, nu, nu_root,
                                                      DualLargeC(alpha), StartTableFor(alpha), q,
-                                                     price);
+                                                     price, cost_weight);
 }
 
 void ChebyshevIncrements(const double* p, size_t n, double centre, double inv_half,
@@ -1034,8 +1044,8 @@ SupportMapSums SumSupportMap(SupportMap map, const double* p, const double* a, s
 }
 
 double ApplySupportMap(SupportMap map, const double* p, const double* a, size_t k,
-                       double shift, double* q) {
-  return HWY_DYNAMIC_DISPATCH(ApplySupportMapImpl)(map, p, a, k, shift, q);
+                       double shift, double* q, const double* cost_weight) {
+  return HWY_DYNAMIC_DISPATCH(ApplySupportMapImpl)(map, p, a, k, shift, q, cost_weight);
 }
 }  // namespace bd
 #endif  // HWY_ONCE

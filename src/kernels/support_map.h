@@ -47,8 +47,11 @@ SupportMapSums SumSupportMap(SupportMap map, const double* p, const double* a, s
 
 // Writes q[0..k) for the multiplier and returns the in-support divergence
 // sum_i d(q_i, p_i) (primal) or d(p_i, q_i) (dual).
+// cost_weight (every Apply* below): null, or each token's divergence is
+// multiplied by cost_weight[i] in the returned sum (a SupportSketch's node
+// weights: a support priced on its nodes); q is written as without it.
 double ApplySupportMap(SupportMap map, const double* p, const double* a, size_t k,
-                       double shift, double* q);
+                       double shift, double* q, const double* cost_weight = nullptr);
 
 // Every other primal alpha (b = alpha - 1): q_i / p_i - 1 =
 // expm1(log1p(s / a_i) / b) on float64 lanes (one log1p and one expm1 per
@@ -65,7 +68,7 @@ SupportMapSums SumPrimalPowerMap(const double* p, const double* a, size_t k, dou
 // NaN and skips the divergences (most of the pass); q has the same bits.
 double ApplyPrimalPowerMap(const double* p, const double* a, size_t k, double alpha,
                            double shift, double zero_mass, double zero_cost, double* q,
-                           bool price = true);
+                           bool price = true, const double* cost_weight = nullptr);
 
 // Every other dual alpha > 1 (not 3/2, 2 or 3): q_i - p_i = p_i t_i with
 // t (1 + t)^{alpha-2} = nu p_pow_i / p_i, p_pow_i = p_i^{2-alpha} (0 for
@@ -83,7 +86,8 @@ SupportMapSums SumDualPowerMap(const double* p, const double* p_pow, size_t k, d
 // Writes q[0..k) of that map and returns sum_i d(p_i, q_i) (without price:
 // NaN, as above).
 double ApplyDualPowerMap(const double* p, const double* p_pow, size_t k, double alpha, double nu,
-                         double nu_root, double* q, bool price = true);
+                         double nu_root, double* q, bool price = true,
+                         const double* cost_weight = nullptr);
 
 // Terms of a block's Chebyshev series (SupportSketch's nodes per block): a
 // narrow block takes kChebyshevTerms, a wide one kChebyshevWideTerms.

@@ -52,7 +52,8 @@ std::vector<double> SortedRow(int shape, size_t n, uint64_t seed) {
 
 TEST_CASE("support sketch: its sums are the exact passes' within its error bound") {
   const double alphas[] = {0.25, 0.5, 0.75, 0.9, 1.1, 1.25, 1.5, 2.5, 3.0, 3.5, 4.0, 5.0, 8.0, 20.0, 40.0};
-  double worst = 0.0, worst_q = 0.0, worst_without_head = 0.0;
+  double worst = 0.0, worst_q = 0.0, worst_without_head = 0.0, worst_cost = 0.0;
+  size_t priced = 0;  // cases with an in-support divergence in the normal range
   size_t sketched = 0;  // cases where the nodes stood in for most of the support
   size_t headed = 0;    // cases near a pole with blocks mapped one by one and others on nodes
   for (int shape = 0; shape < 5; ++shape) {
@@ -148,21 +149,42 @@ TEST_CASE("support sketch: its sums are the exact passes' within its error bound
             CHECK(error <= SupportSketch::kError / 10.0);
             CHECK(slope_error <= SupportSketch::kError / 10.0);
             // The final q: every token's map against the blocks' series
-            // (ApplyOverSupport), token by token.
+            // (ApplyOverSupport), token by token; and the in-support
+            // divergence priced on the nodes against every token's, summed
+            // in chunks of 16 in long double.
             const double zero_mass = z;
-            auto apply = [&](const double* pp, const double* w, size_t n, double* qq) {
-              if (primal) {
-                bd::ApplyPrimalPowerMap(pp, w, n, alpha, shift, zero_mass,
-                                        bd::bregman_detail::DivergenceFromZero(alpha, zero_mass),
-                                        qq, false);
-              } else {
-                bd::ApplyDualPowerMap(pp, w, n, alpha, nu, std::pow(nu, 1.0 / b), qq, false);
-              }
+            auto apply = [&](const double* pp, const double* w, size_t n, double* qq, bool price,
+                             const double* weight) {
+              return primal ? bd::ApplyPrimalPowerMap(
+                                  pp, w, n, alpha, shift, zero_mass,
+                                  bd::bregman_detail::DivergenceFromZero(alpha, zero_mass), qq,
+                                  price, weight)
+                            : bd::ApplyDualPowerMap(pp, w, n, alpha, nu, std::pow(nu, 1.0 / b),
+                                                    qq, price, weight);
             };
-            std::vector<double> q_map(k), q_series(k);
-            apply(p.data(), pw.data(), k, q_map.data());
+            std::vector<double> q_map(k), q_series(k), q_priced(k);
+            long double cost_ref = 0.0L;
+            for (size_t from = 0; from < k; from += 16) {
+              cost_ref += apply(p.data() + from, pw.data() + from, std::min<size_t>(16, k - from),
+                                q_map.data() + from, true, nullptr);
+            }
             bd::bregman_detail::ApplyOverSupport(sketch, p.data(), pw.data(), k, q_series.data(),
                                                  apply, exact_above);
+            const double cost = bd::bregman_detail::ApplyOverSupport(
+                sketch, p.data(), pw.data(), k, q_priced.data(), apply, exact_above, nullptr, true);
+            CHECK(q_priced == q_series);  // q's bits do not depend on pricing
+            if (cost_ref > 0.0L) {
+              // Within 1e-13, past the rounding of subnormal costs (a tiny
+              // multiplier's divergences lie near 1e-310: each token's, and
+              // each node's, rounds to a multiple of 2^-1074).
+              const double cost_abs = std::fabs(static_cast<double>(cost - cost_ref));
+              const double subnormal_rounding = static_cast<double>(k) * 0x1p-1074;
+              CHECK(cost_abs <= 1e-13 * static_cast<double>(cost_ref) + subnormal_rounding);
+              if (cost_ref > 1e-290L) {
+                worst_cost = std::max(worst_cost, cost_abs / static_cast<double>(cost_ref));
+                ++priced;
+              }
+            }
             double q_error = 0.0;
             for (size_t i = 0; i < k; ++i) {
               if (q_map[i] == q_series[i]) continue;
@@ -177,6 +199,9 @@ TEST_CASE("support sketch: its sums are the exact passes' within its error bound
   }
   MESSAGE("worst relative error of the sketch's sums: " << worst);
   MESSAGE("worst relative error of a token's q from its block's series: " << worst_q);
+  MESSAGE("worst relative error of the divergence priced on the nodes: " << worst_cost << " ("
+                                                                          << priced << " cases)");
+  CHECK(priced >= 1000);
   MESSAGE("worst relative error of the nodes' sums without the head near a pole: "
           << worst_without_head);
   CHECK(sketched >= 50);
