@@ -66,6 +66,8 @@ class SupportSketch {
   bool Matches(bool primal, double alpha) const {
     return primal_ == primal && alpha_ == alpha && alpha_ != 0.0;
   }
+  // The prefix length taken into blocks (For(k) needs k <= Built()).
+  size_t Built() const { return built_; }
 
   // Takes the sorted p[0..n) into blocks (n never below an earlier call's
   // since the last Reset; p the same prefix).
