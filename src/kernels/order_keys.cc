@@ -14,6 +14,32 @@ namespace bd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+#if HWY_TARGET != HWY_SCALAR  // (no halves of a one-lane vector)
+// OrderKey's high half on lanes: -0 folded to +0, then OrderedBits (a
+// negative's every bit flipped, the others' sign).
+template <class D>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> OrderedHighHalves(D d, hn::Vec<D> v) {
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  const auto bits = hn::BitCast(du, hn::IfThenZeroElse(hn::Eq(v, hn::Zero(d)), v));
+  const auto negative = hn::BitCast(du, hn::BroadcastSignBit(hn::BitCast(di, bits)));
+  return hn::Xor(bits, hn::Or(negative, hn::Set(du, 0x80000000u)));
+}
+
+// The keys (hi << 32) | lo of a vector's lanes, in lane order, at keys[0..N).
+template <class DU>
+HWY_INLINE void StoreKeys(DU du, hn::Vec<DU> hi, hn::Vec<DU> lo, uint64_t* HWY_RESTRICT keys) {
+  const hn::Half<DU> dh;
+  const hn::Rebind<uint64_t, decltype(dh)> d64;
+  hn::StoreU(hn::Or(hn::ShiftLeft<32>(hn::PromoteTo(d64, hn::LowerHalf(dh, hi))),
+                    hn::PromoteTo(d64, hn::LowerHalf(dh, lo))),
+             d64, keys);
+  hn::StoreU(hn::Or(hn::ShiftLeft<32>(hn::PromoteTo(d64, hn::UpperHalf(dh, hi))),
+                    hn::PromoteTo(d64, hn::UpperHalf(dh, lo))),
+             d64, keys + hn::Lanes(du) / 2);
+}
+#endif
+
 size_t RowKeysBelowImpl(const float* HWY_RESTRICT row, size_t n, uint64_t last,
                         uint64_t* HWY_RESTRICT keys) {
   size_t count = 0, i = 0;
@@ -21,8 +47,6 @@ size_t RowKeysBelowImpl(const float* HWY_RESTRICT row, size_t n, uint64_t last,
   const hn::ScalableTag<float> d;
   const hn::RebindToUnsigned<decltype(d)> du;
   const hn::RebindToSigned<decltype(d)> di;
-  const hn::Half<decltype(du)> dh;
-  const hn::Rebind<uint64_t, decltype(dh)> d64;
   const size_t N = hn::Lanes(d);
   // Unsigned 32-bit order as signed order after flipping the top bit (no
   // unsigned compare on every target). key < last: its high half below
@@ -35,11 +59,7 @@ size_t RowKeysBelowImpl(const float* HWY_RESTRICT row, size_t n, uint64_t last,
   const auto iota = hn::Iota(du, 0);
   for (; i + N <= n; i += N) {
     const auto v = hn::LoadU(d, row + i);
-    const auto folded = hn::IfThenZeroElse(hn::Eq(v, hn::Zero(d)), v);
-    const auto bits = hn::BitCast(du, folded);
-    // OrderedBits: negatives flip every bit, the others the sign.
-    const auto negative = hn::BitCast(du, hn::BroadcastSignBit(hn::BitCast(di, bits)));
-    const auto hi = hn::Xor(bits, hn::Or(negative, top));
+    const auto hi = OrderedHighHalves(d, v);
     const auto lo = hn::Sub(all_ones, hn::Add(iota, hn::Set(du, static_cast<uint32_t>(i))));
     const auto hi_s = hn::BitCast(di, hn::Xor(hi, top));
     const auto lo_s = hn::BitCast(di, hn::Xor(lo, top));
@@ -59,12 +79,7 @@ size_t RowKeysBelowImpl(const float* HWY_RESTRICT row, size_t n, uint64_t last,
     const size_t kept = hn::CountTrue(du, keep);
 #endif
     // Whole vectors into the slack: lanes past the count are don't-care.
-    const auto k0 = hn::Or(hn::ShiftLeft<32>(hn::PromoteTo(d64, hn::LowerHalf(dh, hi_c))),
-                           hn::PromoteTo(d64, hn::LowerHalf(dh, lo_c)));
-    const auto k1 = hn::Or(hn::ShiftLeft<32>(hn::PromoteTo(d64, hn::UpperHalf(dh, hi_c))),
-                           hn::PromoteTo(d64, hn::UpperHalf(dh, lo_c)));
-    hn::StoreU(k0, d64, keys + count);
-    hn::StoreU(k1, d64, keys + count + N / 2);
+    StoreKeys(du, hi_c, lo_c, keys + count);
     count += kept;
   }
 #endif
@@ -80,29 +95,15 @@ size_t RowKeysBelowImpl(const float* HWY_RESTRICT row, size_t n, uint64_t last,
 void PackKeysImpl(const int32_t* HWY_RESTRICT ids, const float* HWY_RESTRICT logits, size_t n,
                   uint64_t* HWY_RESTRICT keys) {
   size_t i = 0;
-#if HWY_TARGET != HWY_SCALAR  // (no halves of a one-lane vector)
+#if HWY_TARGET != HWY_SCALAR
   const hn::ScalableTag<float> d;
   const hn::RebindToUnsigned<decltype(d)> du;
   const hn::RebindToSigned<decltype(d)> di;
-  const hn::Half<decltype(du)> dh;
-  const hn::Rebind<uint64_t, decltype(dh)> d64;
   const size_t N = hn::Lanes(d);
-  const auto top = hn::Set(du, 0x80000000u);
   const auto all_ones = hn::Set(du, 0xFFFFFFFFu);
   for (; i + N <= n; i += N) {
-    const auto v = hn::LoadU(d, logits + i);
-    // OrderKey: -0 folded to +0; OrderedBits flips every bit of a negative,
-    // the sign of the others; the low half 0xFFFFFFFF - id.
-    const auto bits = hn::BitCast(du, hn::IfThenZeroElse(hn::Eq(v, hn::Zero(d)), v));
-    const auto negative = hn::BitCast(du, hn::BroadcastSignBit(hn::BitCast(di, bits)));
-    const auto hi = hn::Xor(bits, hn::Or(negative, top));
-    const auto lo = hn::Sub(all_ones, hn::BitCast(du, hn::LoadU(di, ids + i)));
-    hn::StoreU(hn::Or(hn::ShiftLeft<32>(hn::PromoteTo(d64, hn::LowerHalf(dh, hi))),
-                      hn::PromoteTo(d64, hn::LowerHalf(dh, lo))),
-               d64, keys + i);
-    hn::StoreU(hn::Or(hn::ShiftLeft<32>(hn::PromoteTo(d64, hn::UpperHalf(dh, hi))),
-                      hn::PromoteTo(d64, hn::UpperHalf(dh, lo))),
-               d64, keys + i + N / 2);
+    const auto lo = hn::Sub(all_ones, hn::BitCast(du, hn::LoadU(di, ids + i)));  // 0xFFFFFFFF - id
+    StoreKeys(du, OrderedHighHalves(d, hn::LoadU(d, logits + i)), lo, keys + i);
   }
 #endif
   for (; i < n; ++i) keys[i] = OrderKey(logits[i], ids[i]);

@@ -370,9 +370,7 @@ TEST_CASE("bregman oracle: alpha < 1 near the primal map's pole (concentrated q,
     for (double& x : p) {
       x = std::exp(spread * (rng.Uniform() + rng.Uniform() + rng.Uniform() + rng.Uniform() - 2.0));
     }
-    double z = 0.0;
-    for (const double x : p) z += x;
-    for (double& x : p) x /= z;
+    bregman_test::Normalise(p);
     const Sorted s = SortRow(p);
     for (const double alpha : {0.1, 0.25, 0.4, 0.5, 0.75}) {
       std::vector<bd::BregmanParams> runs;
@@ -419,9 +417,7 @@ TEST_CASE("large supports: the objective priced on the sketch is the oracle's") 
       p[i] = row == 0 ? std::exp(1.5 * (rng.Uniform() + rng.Uniform() - 1.0))  // flat
                       : std::pow(static_cast<double>(i + 1), -1.1) * (1.0 + 0.3 * rng.Uniform());
     }
-    double z = 0.0;
-    for (const double x : p) z += x;
-    for (double& x : p) x /= z;
+    bregman_test::Normalise(p);
     const Sorted s = SortRow(p);
     struct Form { bool dual; double alpha; };
     for (const Form f : {Form{false, 0.3}, Form{false, 2.5}, Form{true, 1.7}, Form{true, 4.0}}) {
