@@ -11,6 +11,7 @@
 #include "kernels/blocks.h"
 #include "kernels/det_math.h"
 #include "kernels/exp_f64.h"
+#include "kernels/order_free_sum.h"
 #include "kernels/row_scan.h"
 #include "kernels/softmax.h"
 #include "kernels/threshold.h"
@@ -227,13 +228,16 @@ StatusCode Decoder::RunChain(bool want_objective, const float* logits, size_t vo
 void Decoder::ListProbs(Candidates& c) {
   if (c.probs_valid) return;
   const float max = CandidateMax(c);
-  double z = 0.0;
+  // Z's bits are the set's, not the list order's: decode() sorted and
+  // unsorted give each id the same probability (OrderFreeSum).
+  OrderFreeSum z;
   for (size_t i = 0; i < c.size; ++i) {
     // ExpF64, not std::exp: libm may differ in the last bit across platforms.
     ws_.probs[i] = ExpF64((static_cast<double>(c.logits[i]) - max) / c.temperature);
-    z += ws_.probs[i];
+    z.Add(ws_.probs[i]);
   }
-  for (size_t i = 0; i < c.size; ++i) ws_.probs[i] /= z;
+  const double total = z.Sum();
+  for (size_t i = 0; i < c.size; ++i) ws_.probs[i] /= total;
   c.probs = ws_.probs.data();
   c.probs_valid = true;
 }

@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/order_free_sum.h"
 #include "kernels/blocks.h"
 #include "kernels/exp_f64.h"
 #include "kernels/float_order.h"
@@ -566,4 +567,30 @@ TEST_CASE("float order: OrderedBits is the float order and FromOrderedBits its i
   CHECK(bd::OrderedBits(-0.0f) + 1 == bd::OrderedBits(0.0f));
   CHECK(bd::OrderedBits(-INFINITY) < bd::OrderedBits(-FLT_MAX));
   CHECK(checked > 1000000);
+}
+
+TEST_CASE("OrderFreeSum: the same bits in any order, within 1e-15 of the long double sum") {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (const size_t n : {size_t{1}, size_t{7}, size_t{1000}, size_t{100000}}) {
+    std::vector<double> terms(n);
+    for (size_t i = 0; i < n; ++i) {
+      // Over many binades, and exact 1s and 0s among them.
+      terms[i] = i % 97 == 0 ? 1.0 : i % 89 == 0 ? 0.0 : std::exp(-40.0 * u(rng)) * u(rng);
+    }
+    terms[0] = 1.0;  // a softmax list holds its maximum's exp(0)
+    long double ref = 0.0L;
+    for (const double t : terms) ref += t;
+    bd::OrderFreeSum first;
+    for (const double t : terms) first.Add(t);
+    const double want = first.Sum();
+    CHECK(std::fabs(static_cast<double>((want - ref) / ref)) < 1e-15);
+    for (int shuffle = 0; shuffle < 5; ++shuffle) {
+      std::shuffle(terms.begin(), terms.end(), rng);
+      bd::OrderFreeSum again;
+      for (const double t : terms) again.Add(t);
+      const double got = again.Sum();
+      CHECK(std::memcmp(&got, &want, sizeof got) == 0);
+    }
+  }
 }
