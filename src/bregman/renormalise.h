@@ -267,7 +267,7 @@ double SketchedSum(const SupportSketch& sketch, size_t k, const NodeTerm& node_t
 // map's transcendentals, and its divergences' sum from the nodes' weights
 // (the quadrature the solvers' sums use: the divergence is as smooth in p as
 // q is). Pricing a support then costs its nodes, not its tokens (decode() at
-// k ~ V/2 priced every token, 1.4-2.7x the time of sample()). Returns that
+// k ~ V/2 priced every token: 2.4-3.3x the time of sample()). Returns that
 // sum (NaN without price); q's bits do not depend on price.
 template <class Apply>
 double ApplyOverSupport(SupportSketch& sketch, const double* p, const double* powers, size_t k,
