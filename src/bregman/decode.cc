@@ -178,7 +178,7 @@ class PerK {
   // support, whatever path the search took. Returns true, with the cost,
   // when ws.q holds that solve's q still (nothing left to do).
   bool FinalFor(size_t k, Multiplier* nu, double* cost) {
-    if (kind_ == TauKind::kSqrtPrimal && have_sums_ && k <= built_) {
+    if (kind_ == TauKind::kSqrtPrimal && k <= built_) {
       nu->root_sum = ws_.scratch[k];  // RootSum(p, k)'s bits
     }
     if (kind_ != TauKind::kGeneral) return false;
@@ -258,23 +258,12 @@ class PerK {
   // solvers' SupportMass: a serial prefix sum of p was a tenth of a wasm
   // decode at k ~ V/2, its adds one dependent chain.)
   void BuildRootSums(size_t m) {
-    if (have_sums_ && m <= built_) return;
+    if (m <= built_) return;
     EnsureSize(ws_.scratch, m + 1);
     double* ps = ws_.scratch.data();
-    if (!have_sums_) {
-      ps[0] = 0.0;
-      have_sums_ = true;
-    }
-    const double* p = Probs(m);
-    // The roots on SIMD lanes a chunk at a time, added in order.
-    constexpr size_t kChunk = 256;
-    double roots[kChunk];
-    for (size_t from = built_; from < m; from += kChunk) {
-      const size_t n = std::min(kChunk, m - from);
-      SqrtMany(p + from, n, roots);
-      for (size_t j = 0; j < n; ++j) ps[from + j + 1] = ps[from + j] + roots[j];
-    }
-    built_ = std::max(built_, m);
+    if (built_ == 0) ps[0] = 0.0;
+    RootSum(Probs(m) + built_, m - built_, ps[built_], ps + built_ + 1);
+    built_ = m;
   }
 
   double SqrtCost(size_t k) {
@@ -633,8 +622,7 @@ class PerK {
   SortedProbs& probs_;
   BregmanWorkspace& ws_;
   const size_t n_;
-  bool have_sums_ = false;
-  size_t built_ = 0;  // the root sums are valid for i <= built_
+  size_t built_ = 0;  // the root sums are valid for i <= built_ (none while 0)
   size_t mass_saved_ = 0;  // ws.mass_lanes holds the lanes at c kMassCheckpoint, c < mass_saved_
   size_t full_q_ = 0;  // ws.q holds the whole q of this support's last solve (0: none)
   Solved cache_[kCacheSize];

@@ -55,14 +55,17 @@ void AlphaPowers(const double* p, size_t k, double alpha, double* out) {
   PowersOf(p, k, alpha, out, [alpha](double x) { return PowAlpha(x, alpha); });
 }
 
-double RootSum(const double* p, size_t k) {
+double RootSum(const double* p, size_t k, double start, double* running) {
   constexpr size_t kChunk = 256;
   double roots[kChunk];
-  double sum = 0.0;
+  double sum = start;
   for (size_t from = 0; from < k; from += kChunk) {
     const size_t n = std::min(kChunk, k - from);
     SqrtMany(p + from, n, roots);
-    for (size_t i = 0; i < n; ++i) sum += roots[i];
+    for (size_t i = 0; i < n; ++i) {
+      sum += roots[i];
+      if (running != nullptr) running[from + i] = sum;
+    }
   }
   return sum;
 }

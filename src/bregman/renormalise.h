@@ -171,10 +171,11 @@ void AlphaPowers(const double* p, size_t k, double alpha, double* out);
 // map (extended to k here), else a per-thread one built over p[0..k).
 SupportSketch* SketchFor(bool primal, double alpha, const double* p, size_t k, Multiplier* hint);
 
-// sum_{i<k} sqrt(p_i), added in order of i (the adaptive search's prefix
-// sums of roots have the same bits at every k); the roots on SIMD lanes.
-double RootSum(const double* p, size_t k);
-
+// start + sum_{i<k} sqrt(p_i), added in order of i (the roots on SIMD
+// lanes); with running not null, running[i] = the sum through term i. One
+// definition for the primal 3/2 solve's root sum and the adaptive search's
+// prefix sums of roots, so they have the same bits at every k.
+double RootSum(const double* p, size_t k, double start = 0.0, double* running = nullptr);
 
 // The primal map for alpha < 1 (b < 0) at shift s = b nu < 0, q = (p^b +
 // s)^{1/b}, has a pole at p* = (-s)^{1/b}, above every kept p (q >= p there),
