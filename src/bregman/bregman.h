@@ -52,9 +52,11 @@ class SortedProbs {
   // Pointer to at least min(need, Size()) leading sorted probabilities. May
   // invalidate earlier pointers.
   virtual const double* Prefix(size_t need) = 0;
-  // sum_i p_i^alpha over all candidates (only called for alpha != 1, to
-  // report the objective's tail term).
-  virtual double SumPow(double alpha) = 0;
+  // sum p_i^alpha over the candidates after the k largest (k <= Size(); the
+  // objective's tail term, only called for alpha != 1), summed from the
+  // dropped tokens themselves so that it keeps its relative precision however
+  // small it is next to the kept head's.
+  virtual double TailPow(size_t k, double alpha) = 0;
 };
 
 // A SortedProbs over an array that is already sorted descending.
@@ -63,7 +65,7 @@ class SortedProbsArray final : public SortedProbs {
   SortedProbsArray(const double* p, size_t n) : p_(p), n_(n) {}
   size_t Size() const override { return n_; }
   const double* Prefix(size_t) override { return p_; }
-  double SumPow(double alpha) override;
+  double TailPow(size_t k, double alpha) override;
 
  private:
   const double* p_;

@@ -12,16 +12,16 @@ double BregmanZeroCost(BregmanDivergence divergence, double alpha, double p) {
   return bregman_detail::ZeroCost(divergence, alpha, p);
 }
 
-double SortedProbsArray::SumPow(double alpha) {
-  // Smallest first: the tail terms are tiny next to the head, and adding them
-  // before the head keeps their contribution.
+double SortedProbsArray::TailPow(size_t k, double alpha) {
+  // Smallest first: each term is added before the larger ones it would be
+  // rounded away against.
   double sum = 0.0;
   if (alpha == 2.0) {
-    for (size_t i = n_; i-- > 0;) sum += p_[i] * p_[i];
+    for (size_t i = n_; i-- > k;) sum += p_[i] * p_[i];
   } else if (alpha == 1.0) {
-    for (size_t i = n_; i-- > 0;) sum += p_[i];
+    for (size_t i = n_; i-- > k;) sum += p_[i];
   } else {
-    for (size_t i = n_; i-- > 0;) {
+    for (size_t i = n_; i-- > k;) {
       if (p_[i] > 0.0) sum += PowF64(p_[i], alpha);
     }
   }

@@ -51,10 +51,6 @@ void DualPowers(const double* p, size_t k, double alpha, double* out) {
   PowersOf(p, k, 2.0 - alpha, out, [alpha](double x) { return DualPower(x, alpha); });
 }
 
-void AlphaPowers(const double* p, size_t k, double alpha, double* out) {
-  PowersOf(p, k, alpha, out, [alpha](double x) { return PowAlpha(x, alpha); });
-}
-
 double RootSum(const double* p, size_t k, double start, double* running) {
   constexpr size_t kChunk = 256;
   double roots[kChunk];

@@ -163,9 +163,6 @@ inline double DualPower(double p, double alpha) {
 // bits).
 void PrimalPowers(const double* p, size_t k, double b, double* out);
 void DualPowers(const double* p, size_t k, double alpha, double* out);
-// PowAlpha(p[i], alpha) for i < k (p >= 0), the same way: the objective's
-// head sum.
-void AlphaPowers(const double* p, size_t k, double alpha, double* out);
 
 // The sketch a solve of p[0..k) uses: the hint's when it has one for this
 // map (extended to k here), else a per-thread one built over p[0..k).

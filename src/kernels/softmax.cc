@@ -41,6 +41,27 @@ double ExpBlockSumsImpl(const float* row, size_t n, float max, float scale, floa
   return ExpPass(row, n, max, scale, block_sums, nullptr);
 }
 
+// The sum over the entries below cut of exp((x - cut) * scale), and the
+// count of those equal to it. Lanes at or above cut are masked (their exp
+// taken at cut, then dropped); the pad, -inf, is below and maps to 0.
+double ExpSumBelowImpl(const float* row, size_t n, float cut, float scale, double* equal) {
+  const hn::ScalableTag<float> d;
+  const auto vcut = hn::Set(d, cut);
+  const auto vscale = hn::Set(d, scale);
+  const auto one = hn::Set(d, 1.0f);
+  double totals[2] = {0.0, 0.0};
+  SumVirtualLanes<2>(
+      d, row, nullptr, n, -HUGE_VALF,
+      [&](auto x, auto, auto* t) BD_TERMS {
+        const auto e = ExpF32(d, hn::Mul(hn::Sub(hn::Min(x, vcut), vcut), vscale));
+        t[0] = hn::IfThenElseZero(hn::Lt(x, vcut), e);
+        t[1] = hn::IfThenElseZero(hn::Eq(x, vcut), one);
+      },
+      totals, nullptr);
+  *equal = totals[1];
+  return totals[0];
+}
+
 // The exp pass's sums over values that are already exps (pad 0 = exp(-inf)).
 double SumBlocksImpl(const float* e, size_t n, float* HWY_RESTRICT block_sums) {
   const hn::ScalableTag<float> d;
@@ -61,6 +82,7 @@ HWY_EXPORT(ExpSumOnly);
 HWY_EXPORT(ExpWriteImpl);
 HWY_EXPORT(ExpBlockSumsImpl);
 HWY_EXPORT(SumBlocksImpl);
+HWY_EXPORT(ExpSumBelowImpl);
 
 double ExpSum(const float* row, size_t n, float max, float scale) {
   return HWY_DYNAMIC_DISPATCH(ExpSumOnly)(row, n, max, scale);
@@ -73,6 +95,9 @@ double ExpBlockSums(const float* row, size_t n, float max, float scale, float* b
 }
 double SumBlocks(const float* e, size_t n, float* block_sums) {
   return HWY_DYNAMIC_DISPATCH(SumBlocksImpl)(e, n, block_sums);
+}
+double ExpSumBelow(const float* row, size_t n, float cut, float scale, double* equal) {
+  return HWY_DYNAMIC_DISPATCH(ExpSumBelowImpl)(row, n, cut, scale, equal);
 }
 }  // namespace bd
 #endif  // HWY_ONCE

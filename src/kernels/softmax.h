@@ -9,8 +9,15 @@
 namespace bd {
 
 // sum_i exp((row[i] - max) * scale). -inf entries contribute 0. One SIMD pass.
-// With scale = a / T this is also sum_i p_i^a * Z^a (used for Bregman's tail).
 double ExpSum(const float* row, size_t n, float max, float scale);
+
+// sum of exp((row[i] - cut) * scale) over the entries below cut, and in
+// *equal the count of entries equal to cut. One SIMD pass, the same bits on
+// every target. With scale = a / T, cut the last kept logit, and a factor
+// p_cut^a, it is the Bregman objective's dropped tail sum_i p_i^a, each term
+// taken relative to the tail's largest, so the tail keeps float's relative
+// precision however small it is next to the kept head.
+double ExpSumBelow(const float* row, size_t n, float cut, float scale, double* equal);
 
 // out[i] = exp((row[i] - max) * scale); returns their sum. One SIMD pass.
 // `out` may alias `row`.

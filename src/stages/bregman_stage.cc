@@ -74,12 +74,25 @@ class CandidateProbs final : public SortedProbs {
     return ws_.prefix_p.data();
   }
 
-  double SumPow(double alpha) override {
-    // sum p_i^a = sum exp(a (l_i - max) / T) / Z^a.
-    const float a = static_cast<float>(alpha / c_.temperature);
-    const double s = c_.truncated ? ExpSum(c_.logits, c_.size, max_, a)
-                                  : ExpSum(c_.row, c_.vocab, max_, a);
-    return s / PowF64(z_, alpha);
+  double TailPow(size_t k, double alpha) override {
+    // p_i^alpha = p_cut^alpha e^{alpha (l_i - cut) / T} with cut the last kept
+    // logit: the dropped entries' exps relative to the cut (float exps, each
+    // within ~1e-7 where it matters: the terms near the cut), p_cut^alpha in
+    // float64. Entries equal to the cut are dropped past the kept ones (the
+    // sorted prefix's order); a list's entries after the sorted k are all
+    // dropped.
+    Prefix(k);  // (sorted past k already: the solve of support k asked for it)
+    const float cut = c_.logits[k - 1];
+    const float scale = static_cast<float>(alpha / c_.temperature);
+    double equal = 0.0, below;
+    if (c_.truncated) {
+      below = ExpSumBelow(c_.logits + k, c_.size - k, cut, scale, &equal);
+    } else {
+      below = ExpSumBelow(c_.row, c_.vocab, cut, scale, &equal);
+      for (size_t j = k; j-- > 0 && c_.logits[j] == cut;) equal -= 1.0;  // kept
+    }
+    const double x = alpha * (static_cast<double>(cut) - static_cast<double>(max_)) / c_.temperature;
+    return (below + equal) * (ExpFullF64(x) / PowF64(z_, alpha));
   }
 
  private:

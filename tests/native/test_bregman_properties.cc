@@ -76,13 +76,13 @@ class CountingProbs final : public bd::SortedProbs {
     max_need = std::max(max_need, need);
     return p_.data();
   }
-  double SumPow(double alpha) override {
-    ++sum_pow_calls;
+  double TailPow(size_t k, double alpha) override {
+    ++tail_pow_calls;
     bd::SortedProbsArray a(p_.data(), p_.size());
-    return a.SumPow(alpha);
+    return a.TailPow(k, alpha);
   }
   size_t max_need = 0;
-  int sum_pow_calls = 0;
+  int tail_pow_calls = 0;
 
  private:
   const std::vector<double>& p_;
@@ -533,7 +533,7 @@ TEST_CASE("bregman property: the decoder reads only the prefix it needs") {
       INFO("adaptive k " << r.k << " max prefix " << probs.max_need);
       // Galloping probes stay below 2k*, and each probe reads one more.
       CHECK(probs.max_need <= std::min(v, 2 * r.k));
-      CHECK(probs.sum_pow_calls <= (ma.alpha == 1.0 ? 0 : 1));
+      CHECK(probs.tail_pow_calls <= (ma.alpha == 1.0 ? 0 : 1));
     }
     {
       const size_t k = rng.Int(1, v);
