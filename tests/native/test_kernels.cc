@@ -324,6 +324,37 @@ TEST_CASE("ExpSum / ExpBlockSums / SumBlocks / ExpMoments / BandSum / FiniteMome
   }
 }
 
+TEST_CASE("ExpSumBelow: its virtual-lane twin's bits, the count at the cut, float64 within 1e-6") {
+  // The Bregman objective's dropped tail: exps relative to a cut among the
+  // row's own values (rounded to eighths, so cuts fall inside runs of ties).
+  std::mt19937_64 rng(21);
+  double worst = 0.0;
+  for (size_t n : Lengths()) {
+    std::vector<float> row = RandomRow(n, rng, 0.05);
+    for (float& x : row) x = std::round(x * 8.0f) / 8.0f;
+    for (int c = 0; c < 3 && n > 0; ++c) {
+      const float cut = row[static_cast<size_t>(rng() % n)];
+      if (cut == -kInf) continue;
+      for (float scale : {1.0f, 0.3f, 5.7f}) {
+        auto e = [&](size_t i) { return row[i] < cut ? ExpF32Twin((row[i] - cut) * scale) : 0.0f; };
+        double equal = -1.0;
+        const double got = bd::ExpSumBelow(row.data(), n, cut, scale, &equal);
+        CHECK(got == VirtualLaneTwin(n, e));
+        size_t at_cut = 0;
+        double want = 0.0;
+        for (float x : row) {
+          at_cut += x == cut;
+          if (x < cut) want += std::exp((static_cast<double>(x) - cut) * scale);
+        }
+        CHECK(equal == static_cast<double>(at_cut));
+        if (want > 0.0) worst = std::max(worst, std::fabs(got - want) / want);
+        CHECK(std::fabs(got - want) <= 1e-6 * want + 1e-30);
+      }
+    }
+  }
+  MESSAGE("ExpSumBelow max relative error vs float64: " << worst);
+}
+
 TEST_CASE("ScanRow: finite count and block maxima match a scalar scan") {
   std::mt19937_64 rng(13);
   for (size_t n : Lengths()) {
