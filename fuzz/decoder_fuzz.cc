@@ -312,9 +312,10 @@ void CheckUsable(bd::Decoder& d) {
 // The Bregman engine (DecodeBregman on the row's softmax, sorted) against
 // the oracle: a fixed support's q within 1e-9 relative (plus 1e-13: a tail q
 // that holds no mass is ill-determined by sum q = 1, in both); adaptive
-// decodes of small rows: k where the oracle's costs decide it, and that
-// support's q. (The oracle prices every k by bisection, nested per
-// coordinate for the dual: its sizes keep an input within a few ms.)
+// decodes of small rows: k where the oracle's costs decide it, that
+// support's q, and its objective. (The oracle prices every k by bisection,
+// nested per coordinate for the dual: its sizes keep an input within a few
+// ms.)
 constexpr size_t kOraclePrimalVocab = 40, kOracleDualVocab = 8, kOracleDualFixedK = 16;
 
 void CheckBregmanAgainstOracle(const float* row, size_t vocab, const bd::BregmanParams& params) {
@@ -345,7 +346,8 @@ void CheckBregmanAgainstOracle(const float* row, size_t vocab, const bd::Bregman
   p.resize(n);
   bd::SortedProbsArray probs(p.data(), n);
   static bd::BregmanWorkspace ws;
-  const bd::BregmanResult got = bd::DecodeBregman(params, probs, ws, false);
+  // (adaptive: with the objective, checked below against the oracle's C(k))
+  const bd::BregmanResult got = bd::DecodeBregman(params, probs, ws, adaptive);
   namespace oracle = bregman_oracle;
   const oracle::Mode mode = dual ? oracle::Mode::kDual : oracle::Mode::kPrimal;
   const size_t k = got.k;
@@ -363,6 +365,15 @@ void CheckBregmanAgainstOracle(const float* row, size_t vocab, const bd::Bregman
       FUZZ_CHECK(got.k == want.k, "bregman %s alpha %.17g lambda %.17g V %zu: k %zu, oracle %zu",
                  dual ? "dual" : "primal", params.alpha, params.lambda, n,
                  got.k, want.k);
+      // The objective D(k) + lambda k: 1e-9 relative plus the oracle's own
+      // resolution of C, and for KL the tail's 1 - s_k (a few ulp of 1).
+      const double obj_tol = 1e-9 * std::fabs(want.objective) + want.tolerance + 1e-14 +
+                             (params.alpha == 1.0 ? 16.0 * 2.220446049250313e-16 : 0.0);
+      FUZZ_CHECK(got.objective == want.objective ||
+                     std::fabs(got.objective - want.objective) <= obj_tol,
+                 "bregman %s alpha %.17g lambda %.17g V %zu k %zu: objective %.17g, oracle %.17g",
+                 dual ? "dual" : "primal", params.alpha, params.lambda, n, got.k, got.objective,
+                 want.objective);
     }
   } else {
     ++oracle_stats.fixed;
