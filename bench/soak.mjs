@@ -1,6 +1,7 @@
 // Soak: N calls (default 10^6) through a stateful mixed chain, a stateless
 // Bregman call, a general-alpha dual Bregman call (five alphas in turn, so
-// the four per-thread start tables are rebuilt as they rotate) and a decode, checking that the wasm heap and the workspace
+// the four per-thread start tables are rebuilt as they rotate) and decodes (min-p, and Bregman
+// with its objective), checking that the wasm heap and the workspace
 // stay flat and every result stays valid. `npm run soak` (after a build);
 // SOAK_CALLS=100000 for a shorter run.
 import { load } from '../dist/node.mjs';
@@ -22,6 +23,7 @@ const warm = (row) => {
   bd.sample(row, { bregman: { alpha: 1.5, lambda: 1e-3 }, seed: 1 });
   for (let j = 0; j < 5; j++) bd.sample(row, dual(j));
   bd.decode(row, { min_p: 0.05, top_logprobs: 5 });
+  bd.decode(row, dual(2));  // with the objective (its tail pass)
 };
 for (let i = 0; i < 100; i++) warm(rows[i & 7]);
 const mem0 = bd.memoryBytes(), ws0 = bd.workspaceBytes();
@@ -33,7 +35,8 @@ for (let i = 0; i < N; i++) {
     case 0: token = sampler.sample(row).token; break;
     case 1: token = bd.sample(row, { bregman: { alpha: 1.5, lambda: 1e-3 }, seed: i }).token; break;
     case 2: token = bd.sample(row, dual(i >> 2)).token; break;
-    default: token = bd.decode(row, { min_p: 0.05 }).ids[0];
+    // Every other one a Bregman decode(): the objective's tail pass too.
+    default: token = (i & 4 ? bd.decode(row, dual(i >> 3)) : bd.decode(row, { min_p: 0.05 })).ids[0];
   }
   if (!(token >= 0 && token < V)) throw new Error(`call ${i}: invalid token ${token}`);
   if (i % 100000 === 99999) {
