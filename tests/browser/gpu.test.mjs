@@ -86,6 +86,52 @@ test('stateless at V = 131072 and 262144: the main families equal the CPU path',
   assert.ok(r.paths.top_k > 0 && r.paths['bregman with the tail mass'] > 0);
 });
 
+// The objective of a Bregman decode on the whole row prices the tokens beyond
+// the candidates with their sum of p^alpha. Where lambda is small the objective
+// is tiny (~lambda k) and that tail far smaller than the row's sum of p^alpha:
+// a tail taken as the row's float sum less the candidates' put 10 of these 21
+// objectives more than 1e-5 off (up to 4e-2); summed from the tail's own
+// tokens, all within 3.1e-6. Relative tolerance, no absolute allowance.
+test('Bregman on the whole row: the objective keeps its relative precision when the tail is tiny', async () => {
+  const r = await inPage(async (h, cases) => {
+    const out = [];
+    for (const V of [4096, 32000]) {
+      const gd = h.bd.createGpuDecoder(h.device, { vocab: V, maxCandidates: 1024 });
+      for (const s of [1.1, 1.5]) {
+        const row = cases.llmRow(V, cases.rng(V + 10 * s), s);
+        const buf = h.upload(row);
+        for (const o of [
+          { bregman: { alpha: 4, lambda: 1e-10 } },
+          { bregman: { alpha: 4, lambda: 1e-12 } },
+          { bregman: { divergence: 'dual', alpha: 2.5, lambda: 1e-8 } },
+          { bregman: { divergence: 'dual', alpha: 3, lambda: 1e-11 } },
+          { bregman: { alpha: 2, lambda: 1e-7 } },
+          { bregman: { divergence: 'dual', alpha: 1.5, lambda: 1e-6 } },
+        ]) {
+          const c = h.bd.decode(row, o);
+          const g = await gd.decode(buf, o);
+          out.push({ label: `V=${V} s=${s} ${JSON.stringify(o)}`, path: g.gpu.fallback ?? g.gpu.path, k: [g.k, c.k],
+            rel: Math.abs(g.objective - c.objective) / Math.abs(c.objective) });
+        }
+        buf.destroy();
+      }
+      gd.dispose();
+    }
+    return out;
+  });
+  let onPath = 0;
+  const bad = [];
+  for (const x of r) {
+    console.log(`# ${x.label}: ${x.path}, k ${x.k[0]}, objective within ${x.rel.toExponential(2)}`);
+    assert.equal(x.k[0], x.k[1], x.label);
+    if (x.path !== 'bregman with the tail mass') continue;
+    onPath++;
+    if (!(x.rel <= 1e-5)) bad.push(`${x.label}: objective ${x.rel.toExponential(2)} off`);
+  }
+  assert.deepEqual(bad, []);
+  assert.ok(onPath >= 18, `only ${onPath} of ${r.length} decodes took the tail-mass path`);
+});
+
 test('stateful chains: 1000 steps, the same tokens as the CPU samplers', async () => {
   const r = await inPage(async (h, cases) => {
     const V = 4096, steps = 1000;

@@ -228,17 +228,19 @@ export function createGpuDecoder(bd, device, config) {
       nSel += u[o + 2];
       flags |= u[o + 3];
     }
-    // The sums, relative to the selectable max: at the normaliser's scale,
-    // at Bregman's power, at 1.
-    let z = 0, zPow = 0, zRaw = 0;
+    // The sums, relative to the selectable max: at the normaliser's scale
+    // and at 1; and the part below the threshold at Bregman's power, relative
+    // to the threshold's logit (every workgroup's sum to the same reference).
+    let z = 0, zRaw = 0, tailPow = 0;
     for (let w = 0; w < nWg; w++) {
       const o = kCtlWords + w * kPartialWords;
+      tailPow += f[o + 4];
       if (u[o + 2] === 0) continue;
       const d = f[o] - max;
       z += f[o + 1] * Math.exp(d * scale);
-      zPow += f[o + 4] * Math.exp(d * scalePow);
       zRaw += f[o + 5] * Math.exp(d);
     }
+    const threshold = keyHiFloat(u[4]);
     const base = kCtlWords + nWg * kPartialWords;
     for (let i = 0; i < m; i++) {
       candIds[i] = u[base + i];
@@ -247,7 +249,7 @@ export function createGpuDecoder(bd, device, config) {
     for (let i = 0; i < nListed; i++) listedVals[i] = f[base + 2 * M + i];
     staging.unmap();
     if (count !== m) throw new Error(`GPU selection wrote ${count} candidates, expected ${m}`);
-    return { m, nSel, max, z, zPow, zRaw, flags, bytes, levels };
+    return { m, nSel, max, z, zRaw, tailPow, threshold, flags, bytes, levels };
   }
 
   async function readFullRow(buffer, rowIndex) {
@@ -482,12 +484,8 @@ export function createGpuDecoder(bd, device, config) {
     const alpha = typeof b.alpha === 'number' ? b.alpha : 1;
     const m = sel.m, sorted = sortCandidates(m);
     const max = candLogits[sorted[0]];
-    let zU = 0, headPow = 0;
-    for (let i = 0; i < m; i++) {
-      const d = (candLogits[sorted[i]] - max) / temp;
-      zU += Math.exp(d);
-      headPow += Math.exp(alpha * d);
-    }
+    let zU = 0;
+    for (let i = 0; i < m; i++) zU += Math.exp((candLogits[sorted[i]] - max) / temp);
     const Z = sel.z, tail = Math.max(Z - zU, 0);
     const lMin = candLogits[sorted[m - 1]];
     const eMin = Math.exp((lMin - max) / temp);
@@ -520,9 +518,11 @@ export function createGpuDecoder(bd, device, config) {
           const result = cpu(row, o);
           if (result.objective !== undefined && alpha !== 1) {
             // The phantoms price the dropped tokens with their own sum of
-            // p^alpha: replace it with the row's tail (from the GPU's sums).
+            // p^alpha: replace it with the row's tail, which the GPU summed
+            // from the tokens below the candidates themselves (relative to the
+            // threshold's logit, so it keeps its precision however small).
             const zP = zU + mid.mass;
-            const tailPow = Math.max(sel.zPow - headPow, 0) / Z ** alpha;
+            const tailPow = sel.tailPow * Math.exp((alpha * (sel.threshold - max)) / temp) / Z ** alpha;
             const phantomPow = mid.n * Math.exp((alpha * (mid.l - max)) / temp) / zP ** alpha;
             const c = b.divergence === 'dual' ? 1 / (alpha * (alpha - 1)) : 1 / alpha;
             result.objective += c * (tailPow - phantomPow);
@@ -768,6 +768,16 @@ function byKey(la, ia, lb, ib) {
   const za = Object.is(la, -0), zb = Object.is(lb, -0);
   if (za !== zb) return za ? 1 : -1;
   return ia - ib;
+}
+
+// The float whose order-preserving bits (the WGSL's key_hi) are k; keys at or
+// below -inf's give -FLT_MAX, as key_hi_float does on the GPU.
+const keyWord = new Uint32Array(1), keyFloat = new Float32Array(keyWord.buffer);
+function keyHiFloat(k) {
+  if (k >= 0x80000000) keyWord[0] = k ^ 0x80000000;
+  else if (k < 0x00800000) return -3.4028234663852886e38;
+  else keyWord[0] = ~k;
+  return keyFloat[0];
 }
 
 // The package's uniform for draw `step` of stream `seed` (src/rng.h).

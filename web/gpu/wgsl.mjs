@@ -9,7 +9,10 @@
 //            match the digits picked so far
 //   pick     (x8) one workgroup: the bin holding the m-th largest key
 //   compact  writes every key >= the picked threshold, i.e. exactly the top m
-//            (ids, logits), and the logits of the listed ids
+//            (ids, logits), and the logits of the listed ids; per workgroup,
+//            the sum of exp((x - t) * scale_pow) over the selectable logits
+//            below the threshold t (Bregman's dropped tokens, each term <= 1,
+//            so the sum keeps its relative precision however small it is)
 // "Selectable": finite and not listed. Listed ids (the ones the edit stages
 // touch: biases, bans, the allowed set, the history) are excluded from the
 // selection and gathered separately, so the CPU can apply the edits itself.
@@ -46,7 +49,8 @@ struct Ctl {
 @group(0) @binding(3) var<storage, read_write> ctl: Ctl;
 @group(0) @binding(4) var<storage, read_write> hist: array<atomic<u32>, 256>;
 // Per workgroup, two vec4s: (max, sum at scale, selectable count, flags) and
-// (sum at scale_pow, sum at 1, 0, 0); sums are of exp((x - max) * s) as f32 bits.
+// (tail sum at scale_pow, sum at 1, 0, 0), as f32 bits; the stats pass's sums
+// are of exp((x - max) * s), the tail's (compact's) of exp((x - t) * scale_pow).
 @group(0) @binding(5) var<storage, read_write> partials: array<vec4<u32>>;
 // [0, M): ids; [M, 2M): logit bits; [2M, 2M + n_listed): listed logit bits.
 @group(0) @binding(6) var<storage, read_write> outb: array<u32>;
@@ -56,7 +60,6 @@ const kElems = ${kElemsPerThread}u;
 const kChunk = ${kChunk}u;
 
 var<workgroup> sh_f: array<f32, ${kThreads}>;
-var<workgroup> sh_g: array<f32, ${kThreads}>;
 var<workgroup> sh_h: array<f32, ${kThreads}>;
 var<workgroup> sh_u: array<u32, ${kThreads}>;
 var<workgroup> sh_v: array<u32, ${kThreads}>;
@@ -98,6 +101,15 @@ fn is_listed(id: u32) -> bool {
 fn key_hi(b: u32) -> u32 {
   if ((b & 0x80000000u) != 0u) { return ~b; }
   return b | 0x80000000u;
+}
+
+// The float whose key_hi is k (key_hi's inverse); keys at or below -inf's
+// (a threshold whose lower digits were left zero) give -FLT_MAX: no finite
+// logit lies below them.
+fn key_hi_float(k: u32) -> f32 {
+  if ((k & 0x80000000u) != 0u) { return bitcast<f32>(k ^ 0x80000000u); }
+  if (k < 0x00800000u) { return bitcast<f32>(0xff7fffffu); }
+  return bitcast<f32>(~k);
 }
 
 // Mask of the digits of one 32-bit word already decided (d of them).
@@ -150,34 +162,31 @@ fn stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index)
   let wf = sh_v[0];
   workgroupBarrier();
   // Second sweep (cached): the workgroup's sums of exp((x - wmx) * s) at the
-  // normaliser's scale (1 / T), at Bregman's power (alpha / T) and at 1 (the
-  // raw distribution, for logprobs).
-  var acc = vec3<f32>(0.0, 0.0, 0.0);
+  // normaliser's scale (1 / T) and at 1 (the raw distribution, for logprobs).
+  var acc = vec2<f32>(0.0, 0.0);
   for (var j = 0u; j < kElems; j++) {
     let i = base + j * kThreads + lid;
     if (i < P.vocab) {
       let x = load(i);
       if (is_finite_bits(load_bits(i)) && !is_listed(i)) {
         let d = x - wmx;
-        acc += vec3<f32>(exp(d * P.scale), exp(d * P.scale_pow), exp(d));
+        acc += vec2<f32>(exp(d * P.scale), exp(d));
       }
     }
   }
   sh_f[lid] = acc.x;
-  sh_g[lid] = acc.y;
-  sh_h[lid] = acc.z;
+  sh_h[lid] = acc.y;
   workgroupBarrier();
   for (var s = kThreads / 2u; s > 0u; s >>= 1u) {
     if (lid < s) {
       sh_f[lid] += sh_f[lid + s];
-      sh_g[lid] += sh_g[lid + s];
       sh_h[lid] += sh_h[lid + s];
     }
     workgroupBarrier();
   }
   if (lid == 0u) {
     partials[2u * wid.x] = vec4<u32>(bitcast<u32>(wmx), bitcast<u32>(sh_f[0]), wn, wf);
-    partials[2u * wid.x + 1u] = vec4<u32>(bitcast<u32>(sh_g[0]), bitcast<u32>(sh_h[0]), 0u, 0u);
+    partials[2u * wid.x + 1u].y = bitcast<u32>(sh_h[0]);
   }
 }
 
@@ -262,6 +271,8 @@ fn compact(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
   let th_hi = ctl.pre_hi;
   let th_lo = ctl.pre_lo;
   let base = wid.x * kChunk;
+  let th_x = key_hi_float(th_hi);
+  var tail = 0.0;
   if (none == 0u) {
     for (var j = 0u; j < kElems; j++) {
       let i = base + j * kThreads + lid;
@@ -277,11 +288,21 @@ fn compact(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
               outb[slot] = i;
               outb[P.max_cand + slot] = b;
             }
+          } else {
+            // Below the threshold: x <= th_x (the key orders as the float).
+            tail += exp(max((x - th_x) * P.scale_pow, -200.0));
           }
         }
       }
     }
   }
+  sh_f[lid] = tail;
+  workgroupBarrier();
+  for (var s = kThreads / 2u; s > 0u; s >>= 1u) {
+    if (lid < s) { sh_f[lid] += sh_f[lid + s]; }
+    workgroupBarrier();
+  }
+  if (lid == 0u) { partials[2u * wid.x + 1u].x = bitcast<u32>(sh_f[0]); }
   for (var g = wid.x * kThreads + lid; g < P.n_listed; g += P.n_wg * kThreads) {
     outb[2u * P.max_cand + g] = load_bits(listed[g]);
   }
