@@ -590,10 +590,11 @@ export function createGpuDecoder(bd, device, config) {
     const acting = listedIds(o, history, vocab, chain, listedSet);
     const ids = Uint32Array.from([...listedSet].sort((a, b) => a - b));
     // The normaliser is taken at the temperature in force where the first
-    // stage that needs it (top-p, Bregman) runs.
+    // stage that needs it (top-p, Bregman) runs: the first one switched on
+    // (the default order lists top-p before the temperature, Bregman after).
     let temp = 1;
     for (const s of chain) {
-      if (s === 'top_p' || s === 'bregman') break;
+      if ((s === 'top_p' || s === 'bregman') && SWITCHES[s](o)) break;
       if (s === 'temperature' && !greedy && typeof o.temperature === 'number' && o.temperature > 0) temp *= o.temperature;
     }
     const alpha = o.bregman && typeof o.bregman.alpha === 'number' ? o.bregman.alpha : 1;
