@@ -144,6 +144,72 @@ test('Bregman on the whole row: the objective keeps its relative precision when 
   assert.ok(temperedOnPath >= 14, `only ${temperedOnPath} of 16 tempered decodes took the tail-mass path`);
 });
 
+// Planner corner cases (a review of the planner found each giving another
+// answer than the CPU path, or reading the row back for nothing): top-p
+// before an acting edit in a custom order (the restated call left the listed
+// ids out), a nucleus of exactly min_keep > 256 entries (another order), an
+// invalid top_p (restated instead of thrown), and greedy with a model's
+// default top-p or a large top-k, and Bregman after bans alone (needless full
+// readbacks).
+test('planner: custom orders with edits after top-p, min_keep nuclei, invalid top_p, greedy with truncations, Bregman after bans', async () => {
+  const r = await inPage(async (h, cases) => {
+    const bad = [], paths = {};
+    let n = 0;
+    for (const V of [4096, 32000]) {
+      const gd = h.bd.createGpuDecoder(h.device, { vocab: V, maxCandidates: 1024 });
+      for (const [shape, row] of [['peaked', cases.llmRow(V, cases.rng(V + 3), 1.8)],
+        ['llm', cases.llmRow(V, cases.rng(V + 4), 1.1)]]) {
+        const buf = h.upload(row);
+        let top = 0;
+        for (let i = 1; i < V; i++) if (row[i] > row[top]) top = i;
+        const hist = [top, 5, 9, top, 5, 100, 7];
+        const sets = [
+          { samplers: ['top_p', 'logit_bias'], top_p: 0.5, banned_tokens: [top] },
+          { samplers: ['top_p', 'logit_bias'], top_p: 0.9, logit_bias: { [top]: -5 } },
+          { samplers: ['top_p', 'penalties', 'temperature'], history: hist, repetition_penalty: 1.3, top_p: 0.9, temperature: 0.8 },
+          { top_p: 0.3, min_keep: 300 }, { top_p: 0.3, min_keep: 300, sorted: false },
+          { top_p: 0 }, { top_p: -0.5 }, { top_p: 1e-50 }, { top_p: '0.9' },
+          { temperature: 0, top_p: 0.9 }, { temperature: 0, top_p: 0.95, history: hist, repetition_penalty: 1.3 },
+          { temperature: 0, top_k: 2000 }, { temperature: 0, top_k: 2000, min_p: 0.01, top_p: 0.9 },
+          // Bans before Bregman leave the other values as they are: its candidate path.
+          { banned_tokens: [top], bregman: { alpha: 1.5, lambda: 1e-3 } },
+          { logit_bias: { [top]: -Infinity, 5: -Infinity }, bregman: { divergence: 'dual', alpha: 2, lambda: 1e-4 } },
+          // An edit after the truncation can change a greedy answer: planned as a draw.
+          { samplers: ['top_k', 'logit_bias', 'temperature'], temperature: 0, top_k: 2000, logit_bias: { 7: 40 } },
+        ];
+        for (let s = 0; s < sets.length; s++) {
+          for (const kind of ['decode', 'sample']) {
+            const o = kind === 'sample' ? { ...sets[s], seed: 500 + s, step: 3 } : sets[s];
+            let c, g;
+            try { c = h.bd[kind](row, o); } catch (e) { c = `${e.constructor.name}: ${e.message}`; }
+            try { g = await gd[kind](buf, o); } catch (e) { g = `${e.constructor.name}: ${e.message}`; }
+            n++;
+            const label = `V=${V} ${shape} ${kind} ${JSON.stringify(o)}`;
+            if (typeof c === 'string' || typeof g === 'string') {
+              if (c !== g) bad.push(`${label}: gpu ${typeof g === 'string' ? g : 'ok'} / cpu ${typeof c === 'string' ? c : 'ok'}`);
+              continue;
+            }
+            const path = g.gpu.fallback ? `fallback: ${g.gpu.fallback}` : g.gpu.path;
+            paths[path] = (paths[path] ?? 0) + 1;
+            if (o.temperature === 0 && !o.samplers && g.gpu.fallback) bad.push(`${label}: greedy fell back (${g.gpu.fallback})`);
+            const e = cases.compareGpu(g, c);
+            if (e) bad.push(`${label} (${path}): ${e}`);
+          }
+        }
+        buf.destroy();
+      }
+      gd.dispose();
+    }
+    return { bad, n, paths };
+  });
+  console.log(`# ${r.n} calls; paths: ${JSON.stringify(r.paths)}`);
+  assert.deepEqual(r.bad, []);
+  assert.ok(r.paths.greedy >= 16, 'greedy with truncations took the candidate path');
+  assert.ok(r.paths['top_p with the tail mass'] > 0, 'top-p before an edit took the edited call');
+  assert.ok(r.paths['fallback: top_k 2000 >= maxCandidates'] > 0, 'greedy with an edit after top-k was planned as a draw');
+  assert.ok(r.paths['bregman with the tail mass'] >= 8, 'Bregman after bans took its candidate path');
+});
+
 test('stateful chains: 1000 steps, the same tokens as the CPU samplers', async () => {
   const r = await inPage(async (h, cases) => {
     const V = 4096, steps = 1000;
@@ -275,8 +341,10 @@ test('fallbacks are detected and counted; errors match the CPU path', async () =
   assert.deepEqual(r.ctor, ['RangeError', 'RangeError', 'RangeError', 'TypeError']);
 });
 
-// f16 rows are read as packed pairs (unpack2x16float): no shader-f16 needed,
-// so SwiftShader runs them too. The CPU path gets the same halves as f32.
+// f16 rows are read as packed pairs and decoded from their bits: no
+// shader-f16 needed, so SwiftShader runs them too. The CPU path gets the same
+// halves as f32. A row of subnormal halves (|x| < 2^-14: logits near zero)
+// checks that none is flushed (WGSL's unpack2x16float may flush them).
 test('f16 logits: the same answers as the CPU path on the halves', async () => {
   const r = await inPage(async (h, cases) => {
     const bad = [], paths = {};
@@ -297,6 +365,25 @@ test('f16 logits: the same answers as the CPU path on the halves', async () => {
             const e = cases.compareGpu(g, h.bd[kind](row, o));
             if (e) bad.push(`V=${V} row ${b} ${kind} ${JSON.stringify(o)}: ${e}`);
           }
+        }
+      }
+      // Subnormal halves of both signs (and +-0), with a few normal ones: the
+      // order among them decides every answer.
+      const sub = new Uint16Array(V + (V % 2)), subBack = new Float32Array(V);
+      const rand = cases.rng(V + 77);
+      for (let i = 0; i < V; i++) {
+        const normal = rand() < 0.01;
+        const hm = Math.floor(rand() * 1024), sign = rand() < 0.4 ? 0x8000 : 0;
+        sub[i] = normal ? sign | (1 << 10) | hm : sign | hm;
+        subBack[i] = (sign ? -1 : 1) * (normal ? (1 + hm / 1024) * 2 ** -14 : hm * 2 ** -24);
+      }
+      const subBuf = h.upload(new Uint8Array(sub.buffer));
+      for (const o of [{ top_k: 40, seed: 1 }, { temperature: 0 }, { min_p: 0.9999, seed: 2 }, { top_k: 5, seed: 3 }]) {
+        for (const kind of ['sample', 'decode']) {
+          const g = await gd[kind](subBuf, o);
+          paths[g.gpu.fallback ? `fallback: ${g.gpu.fallback}` : g.gpu.path] = 1;
+          const e = cases.compareGpu(g, h.bd[kind](subBack, o));
+          if (e) bad.push(`V=${V} subnormal row ${kind} ${JSON.stringify(o)}: ${e}`);
         }
       }
       const nan = new Uint16Array(V + (V % 2)); nan[5] = 0x7e00;

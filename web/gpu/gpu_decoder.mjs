@@ -39,6 +39,14 @@ const kMaxHistory = 8192;
 // agree to about 1e-6; a boundary closer than this falls back.
 const kMassMargin = 1e-5;
 
+// logit_bias / banned_tokens that only ban (every bias -Infinity).
+const bansOnly = (o) => {
+  const b = o.logit_bias;
+  if (b == null) return true;
+  if (typeof b !== 'object') return false;
+  return [...(b instanceof Map ? b.values() : Object.values(b))].every((x) => x === -Infinity);
+};
+
 const isGreedy = (o) => {
   const t = o.temperature ?? 1;
   return typeof t === 'number' && (t === 0 || Math.fround(1 / Math.fround(t)) === Infinity);
@@ -292,15 +300,24 @@ export function createGpuDecoder(bd, device, config) {
     const minKeep = Math.max(typeof o.min_keep === 'number' ? o.min_keep : 1, 1);
     const on = (s) => ((s === 'temperature' || s === 'mirostat' || s === 'bregman') && greedy ? false
       : Boolean(SWITCHES[s]?.(o)));
+    // Greedy answers the first maximum of what survives the chain. Top-k,
+    // top-p and min-p always keep it (they keep the sorted head), so where
+    // only such stages follow, they cannot change a greedy answer and the
+    // candidate row's greedy answer is the row's (an edit, typical or XTC
+    // after them could: they are planned as without greedy).
+    const keepsFirstMax = (x) => x === 'top_k' || x === 'top_p' || x === 'min_p';
     let temp = 1, edited = false;
     for (let i = 0; i < chain.length; i++) {
       const s = chain[i];
       if (!on(s)) continue;
+      if (greedy && keepsFirstMax(s) && chain.slice(i + 1).every((x) => !on(x) || keepsFirstMax(x))) continue;
       if (EDIT_STAGES.has(s)) {
         if (!acting.has(s)) continue;
         // The allowed set bans every other id: every finite logit left is listed.
         if (s === 'logit_bias' && o.allowed_tokens != null) return { kind: 'exact', reason: 'allowed_tokens' };
-        edited = true;
+        // Bans only remove listed ids, which are out of the selection and of
+        // the GPU's normaliser already: the values that remain are the row's.
+        if (!(s === 'logit_bias' && bansOnly(o))) edited = true;
         continue;
       }
       switch (s) {
@@ -317,7 +334,10 @@ export function createGpuDecoder(bd, device, config) {
           return fits ? { kind: 'exact', reason: 'min_p' } : fallback('min_p set larger than the candidates');
         }
         case 'top_p':
-          return { kind: edited ? 'top_p_edited' : 'top_p', temp };
+          // Listed ids (an edit stage acting anywhere in the chain, also after
+          // top-p in a custom order) are out of the selection and of the GPU's
+          // normaliser: only the edited call puts their logits back.
+          return { kind: edited || acting.size > 0 ? 'top_p_edited' : 'top_p', temp };
         case 'bregman':
           if (edited) return fallback('bregman after value edits (needs the edited normaliser)');
           if (chain.slice(i + 1).some(on)) return fallback('stages after bregman over the whole row');
@@ -357,6 +377,11 @@ export function createGpuDecoder(bd, device, config) {
   // candidate with top_p = p' (the same stage, so the survivors keep the CPU's
   // layout: sorted up to 256, id order beyond).
   function nucleusCall(o, temp, sel, cpu) {
+    // Restating replaces the caller's top_p: an invalid one must reach the
+    // CPU as it is, to throw its own error (after the full readback).
+    if (!(typeof o.top_p === 'number' && o.top_p <= 1 && Math.fround(o.top_p) > 0)) {
+      return { reason: 'top_p not a number in (0, 1] (the CPU reports it)' };
+    }
     const m = sel.m, sorted = sortCandidates(m);
     const minKeep = Math.max(typeof o.min_keep === 'number' ? o.min_keep : 1, 1);
     const target = Math.fround(o.top_p) * (1 - 1e-6) * sel.z;
@@ -373,6 +398,10 @@ export function createGpuDecoder(bd, device, config) {
     if (nHi === 0) return { reason: 'top_p nucleus larger than the candidates' };
     if (nLo !== nHi) return { reason: 'top_p boundary within rounding of the normaliser' };
     const n = nLo;
+    // A nucleus of exactly min_keep entries: the CPU keeps them by top-k, in
+    // sorted order, where the restated call (whose nucleus by mass is
+    // n + 1 or more) keeps them in id order past 256: another draw order.
+    if (n === minKeep && minKeep > 256) return { reason: 'top_p nucleus of min_keep (> 256) entries' };
     const zNext = cumAt + Math.exp((candLogits[sorted[n]] - max) / temp);
     const p = Math.fround((cumBefore + cumAt) / 2 / ((1 - 1e-6) * zNext));
     const t2 = p * (1 - 1e-6) * zNext;

@@ -66,16 +66,23 @@ var<workgroup> sh_v: array<u32, ${kThreads}>;
 var<workgroup> sh_hist: array<atomic<u32>, 256>;
 var<workgroup> sh_done: u32;
 
-${f16 ? `// The f32 bits of half number i of the row: exact for finite halves (by
-// unpack2x16float); infinities and NaN are rebuilt from the bits, since
-// unpack2x16float need not preserve them.
+${f16 ? `// The f32 bits of half number i of the row, built from the half's bits with
+// integer operations: exact for every half, subnormals included (WGSL lets
+// float arithmetic and unpack2x16float flush subnormals to zero, and need not
+// preserve infinities or NaN).
 fn load_bits(i: u32) -> u32 {
   let idx = P.row_base + i;
   let word = logits[idx >> 1u];
   let h = (word >> (16u * (idx & 1u))) & 0xFFFFu;
-  if ((h & 0x7C00u) == 0x7C00u) { return ((h & 0x8000u) << 16u) | 0x7F800000u | ((h & 0x3FFu) << 13u); }
-  let pair = unpack2x16float(word);
-  return bitcast<u32>(select(pair.x, pair.y, (idx & 1u) == 1u));
+  let sign = (h & 0x8000u) << 16u;
+  let e = (h >> 10u) & 0x1Fu;
+  let m = h & 0x3FFu;
+  if (e == 0x1Fu) { return sign | 0x7F800000u | (m << 13u); }  // infinities, NaN
+  if (e != 0u) { return sign | ((e + 112u) << 23u) | (m << 13u); }  // normal: rebias 15 -> 127
+  if (m == 0u) { return sign; }  // +-0
+  // Subnormal m 2^-24 = 2^(t - 24) (1 + (m - 2^t) / 2^t), t = m's top bit.
+  let t = firstLeadingBit(m);
+  return sign | ((t + 103u) << 23u) | ((m << (23u - t)) & 0x7FFFFFu);
 }` : `fn load_bits(i: u32) -> u32 { return bitcast<u32>(logits[P.row_base + i]); }`}
 fn load(i: u32) -> f32 { return bitcast<f32>(load_bits(i)); }
 
