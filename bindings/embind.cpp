@@ -169,6 +169,7 @@ EMSCRIPTEN_BINDINGS(bregman_decoders) {
 #undef BD_SLOT_CONSTANT
   constant("NUM_OPTION_SLOTS", static_cast<int>(bd::kNumOptionSlots));
   constant("MAX_VOCAB", static_cast<double>(bd::kMaxVocab));
+  constant("MAX_HISTORY", static_cast<int>(bd::SamplerState::kMaxHistory));
   constant("MAX_CHAIN_LENGTH", static_cast<int>(bd::kMaxChainLength));
   function("stageName", optional_override([](int id) -> std::string {
     return bd::StageName(static_cast<bd::StageId>(id));

@@ -13,15 +13,19 @@ namespace bd {
 
 class SamplerState {
  public:
-  // Keeps at most this many recent tokens (the longest window any stage can
-  // use); reaching it drops the oldest half, so memory stays bounded.
+  // The stages see the latest min(accepted, kMaxHistory) tokens, always (a
+  // window of up to kMaxHistory reads what the stateless call with the whole
+  // history reads). The buffer holds up to twice that and, when full, drops
+  // the oldest kMaxHistory (one move per kMaxHistory accepts): memory stays
+  // bounded. (Dropping half of a kMaxHistory buffer left windows above
+  // kMaxHistory / 2 short of tokens right after each drop.)
   static constexpr size_t kMaxHistory = 8192;
 
-  SamplerState() { history_.reserve(kMaxHistory); }
+  SamplerState() { history_.reserve(2 * kMaxHistory); }
   // A clone keeps the full capacity, so it never allocates in steady state.
   SamplerState(const SamplerState& o)
       : mirostat_(o.mirostat_), step_(o.step_), max_token_(o.max_token_) {
-    history_.reserve(kMaxHistory);
+    history_.reserve(2 * kMaxHistory);
     history_ = o.history_;
   }
   SamplerState& operator=(const SamplerState& o) {
@@ -33,8 +37,8 @@ class SamplerState {
   }
 
   void Accept(int32_t token) {
-    if (history_.size() == kMaxHistory) {
-      history_.erase(history_.begin(), history_.begin() + kMaxHistory / 2);
+    if (history_.size() == 2 * kMaxHistory) {
+      history_.erase(history_.begin(), history_.begin() + kMaxHistory);
     }
     history_.push_back(token);
     // As unsigned: a negative id counts as out of every vocabulary.
@@ -48,8 +52,9 @@ class SamplerState {
     step_ = 0;
   }
 
-  const int32_t* history() const { return history_.data(); }
-  size_t history_len() const { return history_.size(); }
+  // The latest history_len() accepted tokens, oldest first.
+  const int32_t* history() const { return history_.data() + (history_.size() - history_len()); }
+  size_t history_len() const { return history_.size() < kMaxHistory ? history_.size() : kMaxHistory; }
   MirostatState& mirostat() { return mirostat_; }
   const MirostatState& mirostat() const { return mirostat_; }
   uint64_t step() const { return step_; }

@@ -135,7 +135,10 @@ export interface Sampler {
   decode(logits: Float32Array): Distribution;
   /** Feeds a token that was not drawn here (prompt or forced tokens). */
   accept(token: number): void;
-  /** Forgets history and mirostat state; the draw counter restarts. */
+  /**
+   * Forgets history and mirostat state; the draw counter restarts. A seeded
+   * sampler replays its stream; an unseeded one takes a fresh random seed.
+   */
   reset(): void;
   /** An independent copy with the same options and state. */
   clone(): Sampler;
@@ -154,6 +157,8 @@ export interface BregmanDecoders {
   readonly stages: StageName[];
   /** The longest logits row accepted (2^22); a longer one is a RangeError (README "Limits"). */
   readonly maxVocab: number;
+  /** Tokens a sampler's stages see: its latest maxHistory accepted ones (8192). */
+  readonly maxHistory: number;
   decode(logits: Float32Array, options?: DecodeOptions): Distribution;
   sample(logits: Float32Array, options?: DecodeOptions): Sample;
   /**
@@ -162,7 +167,9 @@ export interface BregmanDecoders {
    * read in place (no copy) and never modified. Call inputBuffer(vocab) again
    * before writing each row: it returns the same view unless the module's
    * memory grew (which detaches earlier views; a stale one throws RangeError)
-   * or vocab changed. One row at a time (not for the batch calls).
+   * or vocab changed. A call given another array copies it into the same row,
+   * and a longer row moves it: a view used after either throws RangeError
+   * (ask again, write again). One row at a time (the batch calls refuse it).
    */
   inputBuffer(vocab: number): Float32Array;
   /** A stateful sampler; `history` and `step` are for the stateless calls. */

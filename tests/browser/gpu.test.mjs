@@ -224,6 +224,8 @@ test('stateful chains: 1000 steps, the same tokens as the CPU samplers', async (
       { seed: 27, min_p: 0.05, repetition_penalty: 1.2, temperature: 1.1 },
       { seed: 28, temperature: 0, repetition_penalty: 1.5, penalty_last_n: 16 },
       { seed: 29, repetition_penalty: 1.3, dry_multiplier: 0.5, top_p: 0.85, temperature: 0.9 },
+      // A mirostat sampler (state in wasm) with top-p: the edited call, not a restatement.
+      { seed: 30, mirostat: 2, mirostat_tau: 5, repetition_penalty: 1.3, top_p: 0.9 },
     ];
     const gd = h.bd.createGpuDecoder(h.device, { vocab: V, maxCandidates: 1024 });
     const buf = h.device.createBuffer({ size: V * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
@@ -266,7 +268,34 @@ test('stateful chains: 1000 steps, the same tokens as the CPU samplers', async (
   assert.ok(r.flat, 'wasm memory or workspace grew in steady state');
   // Only the top-p chain on the long-tailed base rows may need the whole row.
   for (const c of r.perChain) if (!c.chain.includes('top_p')) assert.equal(c.fallbacks, 0, c.chain);
+  // The mirostat sampler's top-p fell back on every step before it took the edited call.
+  const miro = r.perChain.find((c) => c.chain.includes('"mirostat":2,"mirostat_tau":5'));
+  assert.ok(miro.fallbacks < r.steps / 4, `mirostat + top_p: ${miro.fallbacks} fallbacks`);
   assert.equal(r.stats.fallbacks, r.perChain.reduce((s, c) => s + c.fallbacks, 0));
+});
+
+// An unseeded sampler replayed its sequence after reset() (found by a review).
+test('GPU samplers: reset() of an unseeded sampler draws a fresh sequence, a seeded one replays', async () => {
+  const r = await inPage(async (h, cases) => {
+    const V = 4096, row = cases.llmRow(V, cases.rng(70), 0.9), buf = h.upload(row);
+    const gd = h.bd.createGpuDecoder(h.device, { vocab: V, maxCandidates: 1024 });
+    const out = {};
+    for (const [name, o] of [['plain', { top_k: 200, temperature: 1.3 }], ['mirostat', { mirostat: 2, top_k: 500 }],
+      ['seeded', { top_k: 200, temperature: 1.3, seed: 5 }]]) {
+      const s = gd.createSampler(o);
+      const draw = async () => { const t = []; for (let i = 0; i < 10; i++) t.push((await s.sample(buf)).token); return t; };
+      const a = await draw();
+      s.reset();
+      out[name] = [a, await draw()];
+      s.dispose();
+    }
+    gd.dispose();
+    buf.destroy();
+    return out;
+  });
+  assert.notDeepEqual(r.plain[0], r.plain[1]);
+  assert.notDeepEqual(r.mirostat[0], r.mirostat[1]);
+  assert.deepEqual(r.seeded[0], r.seeded[1]);
 });
 
 test('batches: [rows, V] with per-row options and samplers', async () => {

@@ -94,7 +94,7 @@ test('samplers forgotten without dispose() are freed by the FinalizationRegistry
   const bd = await load();
   const logits = llmRow(1000, rng(4));
   const round = () => {
-    // Each sampler holds its own history buffer (8192 ids) and options in the
+    // Each sampler holds its own history buffer (up to 16 384 ids) and options in the
     // wasm heap: 200 of them are several MiB.
     for (let i = 0; i < 200; i++) {
       const s = bd.createSampler({ seed: i, repetition_penalty: 1.1, history: undefined });
@@ -110,7 +110,7 @@ test('samplers forgotten without dispose() are freed by the FinalizationRegistry
     round();
     await collect();
   }
-  // Without finalization the heap would grow by about 15 x 200 x 33 KB = 99 MB.
+  // Without finalization the heap would grow by about 15 x 200 x 66 KB = 198 MB.
   const grown = bd.memoryBytes() - mem;
   console.log(`# 3000 forgotten samplers: wasm memory grew ${(grown / 2 ** 20).toFixed(1)} MiB`);
   assert.ok(grown <= 8 * 2 ** 20, `memory grew ${grown} bytes`);

@@ -139,3 +139,74 @@ test('return_distribution: sample() also returns what decode() returns, and the 
   assert.equal(bd.sample(logits, { seed: 1 }).distribution, undefined);
   assert.throws(() => bd.sample(logits, { return_distribution: 1 }), TypeError);
 });
+
+// Found by a review (each failed before): an unseeded sampler drew the same
+// sequence again after reset() (the transformers.js and WebLLM adapters reset
+// at every new sequence, so unseeded generate() calls repeated themselves);
+// Sampler.name listed bregman without Bregman options; dynatemp_range was
+// ignored when `samplers` left out 'temperature'; logit_bias keys that
+// Number() reads as ids ('', '0x7', true, null) were taken as ids.
+test('reset(): an unseeded sampler draws a fresh sequence, a seeded one its own again', () => {
+  const logits = llmRow(1000, rng(31), 0.8);
+  const draw = (s) => Array.from({ length: 12 }, () => s.sample(logits).token);
+  const unseeded = bd.createSampler({ top_k: 100, temperature: 1.2 });
+  const a = draw(unseeded);
+  unseeded.reset();
+  const b = draw(unseeded);
+  assert.notDeepEqual(a, b, 'an unseeded sampler repeated its sequence after reset()');
+  assert.equal(unseeded.step, 12);
+  const clone = unseeded.clone();
+  assert.deepEqual(draw(clone), draw(unseeded), 'a clone shares the stream and state');
+  const seeded = bd.createSampler({ top_k: 100, temperature: 1.2, seed: 9 });
+  const c = draw(seeded);
+  seeded.reset();
+  assert.deepEqual(draw(seeded), c, 'a seeded sampler replays after reset()');
+  for (const s of [unseeded, clone, seeded]) s.dispose();
+});
+
+test('Sampler.name lists the stages the options switch on', () => {
+  assert.equal(bd.createSampler({ top_k: 8 }).name, 'top_k -> temperature -> dist');
+  assert.equal(bd.createSampler({ bregman: { alpha: 1.5, lambda: 1e-3 } }).name, 'temperature -> bregman -> dist');
+});
+
+test('dynatemp_range needs the temperature stage in `samplers`', () => {
+  const logits = llmRow(100, rng(32), 0.8);
+  assert.throws(() => bd.decode(logits, { samplers: ['top_k'], top_k: 8, dynatemp_range: 0.9 }),
+    (e) => e instanceof RangeError && /temperature/.test(e.message));
+  const d = bd.decode(logits, { samplers: ['top_k', 'temperature'], top_k: 8, dynatemp_range: 0.9 });
+  assert.equal(d.k, 8);
+});
+
+test('logit_bias keys are token ids: integers or their canonical decimal strings', () => {
+  const logits = new Float32Array(16);
+  for (const bias of [{ '': 100 }, { '0x7': 100 }, { ' 7': 100 }, { '07': 100 }, { '7.0': 100 },
+    new Map([[true, 100]]), new Map([[null, 100]]), new Map([['0x7', 100]]), new Map([[7.5, 100]])]) {
+    assert.throws(() => bd.decode(logits, { logit_bias: bias, temperature: 0 }),
+      (e) => e instanceof RangeError && /logit_bias: key/.test(e.message), String([...Object.entries(bias)]));
+  }
+  assert.deepEqual(Array.from(bd.decode(logits, { logit_bias: { 7: 100 }, temperature: 0 }).ids), [7]);
+  assert.deepEqual(Array.from(bd.decode(logits, { logit_bias: new Map([[9, 100]]), temperature: 0 }).ids), [9]);
+  assert.deepEqual(Array.from(bd.decode(logits, { logit_bias: new Map([['11', 100]]), temperature: 0 }).ids), [11]);
+});
+
+// A sampler's stages see its latest 8192 tokens, always: the buffer used to
+// drop its oldest half when full, so a window of 6000 could see 4097 tokens.
+test('a sampler sees its latest 8192 tokens; a longer window is refused at createSampler', () => {
+  assert.equal(bd.maxHistory, 8192);
+  const V = 64, logits = llmRow(V, rng(33), 0.5);
+  const history = Array.from({ length: 9001 }, (_, i) => (i * 37 + (i >> 3)) % V);
+  const o = { repetition_penalty: 1.3, presence_penalty: 0.4, penalty_last_n: 8192 };
+  const s = bd.createSampler(o);
+  for (const t of history) s.accept(t);
+  assert.equal(s.historyLength, 8192);
+  const want = bd.decode(logits, { ...o, history });
+  const got = s.decode(logits);
+  assert.deepEqual(Array.from(got.ids), Array.from(want.ids));
+  assert.deepEqual(Array.from(got.probs), Array.from(want.probs));
+  s.dispose();
+  assert.throws(() => bd.createSampler({ repetition_penalty: 1.1, penalty_last_n: 8193 }),
+    (e) => e instanceof RangeError && /^penalty_last_n 8193/.test(e.message));
+  assert.throws(() => bd.createSampler({ dry_multiplier: 0.8, dry_penalty_last_n: 10000 }),
+    (e) => e instanceof RangeError && /^dry_penalty_last_n 10000/.test(e.message));
+  bd.createSampler({ repetition_penalty: 1.1, penalty_last_n: -1, dry_multiplier: 0.8, dry_penalty_last_n: 8192 }).dispose();
+});

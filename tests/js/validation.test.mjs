@@ -259,3 +259,15 @@ test('a getter that throws leaves the instance usable', () => {
   assert.throws(() => bd.sample(row, boom), /boom/);
   assert.equal(bd.decode(row, { top_k: 2 }).k, 2);
 });
+
+// A ban list of hundreds of millions of ids ended in a wasm abort (the
+// allocation failed inside the module): the arrays' total is bounded first.
+test('token id arrays: more than 2^23 ids in one call is a RangeError, before anything is allocated', () => {
+  const logits = new Float32Array(100);
+  const huge = new Array(2 ** 23 + 1).fill(0);
+  assert.throws(() => bd.decode(logits, { banned_tokens: huge }),
+    (e) => e instanceof RangeError && /^banned_tokens: 8388609 token ids/.test(e.message));
+  assert.throws(() => bd.decode(logits, { history: huge.slice(0, 2 ** 22), banned_tokens: huge.slice(0, 2 ** 22 + 1), repetition_penalty: 1.1 }),
+    (e) => e instanceof RangeError && /^history \+ banned_tokens: 8388609/.test(e.message));
+  assert.equal(bd.decode(logits, { temperature: 0 }).k, 1, 'the instance keeps working');
+});

@@ -141,6 +141,7 @@ test('processLogits forces the drawn token in place; processSampledToken checks 
   processor.processSampledToken(2);
   assert.throws(() => processor.processLogits([1, 2]), TypeError);
   assert.throws(() => processor.processSampledToken(-1), RangeError);
+  assert.throws(() => processor.processSampledToken('3'), TypeError);
   assert.throws(() => new BregmanLogitProcessor(null), TypeError);
   assert.throws(() => new BregmanLogitProcessor(bd, { min_p: 2 }), RangeError);
   processor.resetState();

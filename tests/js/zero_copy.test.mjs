@@ -93,3 +93,56 @@ test('inputBuffer: steady state leaves the heap flat', () => {
   assert.equal(bd.memoryBytes(), mem);
   assert.equal(bd.workspaceBytes(), ws);
 });
+
+// Found by a review (each failed before): a call with another array copies its
+// row into the same input, so a view written before such a call decoded the
+// other row (silently); a longer row moved the input under a view; a call
+// whose own options grew the memory (a long history) refused a fresh view as
+// stale; a batch given the view threw the engine's detached-buffer error.
+test('inputBuffer: a row overwritten or moved since inputBuffer() is refused, never decoded', () => {
+  const V = 2000;
+  const row = llmRow(V, rng(8), 1.0), other = llmRow(V, rng(9), 1.0);
+  const argmax = (r) => r.reduce((best, x, i) => (x > r[best] ? i : best), 0);
+  assert.notEqual(argmax(row), argmax(other));
+  let view = bd.inputBuffer(V);
+  view.set(row);
+  assert.equal(bd.sample(view, { temperature: 0 }).token, argmax(row));
+  assert.equal(bd.sample(other, { temperature: 0 }).token, argmax(other));  // copies into the input
+  assert.throws(() => bd.sample(view, { temperature: 0 }),
+    (e) => e instanceof RangeError && /overwritten/.test(e.message));
+  view = bd.inputBuffer(V);  // the protocol: ask again, write again
+  view.set(row);
+  assert.equal(bd.decode(view, { temperature: 0 }).ids[0], argmax(row));
+  // A longer input row moves the input: the earlier view is refused.
+  view = bd.inputBuffer(V);
+  view.set(row);
+  bd.inputBuffer(50 * V);
+  assert.throws(() => bd.sample(view, { temperature: 0 }),
+    (e) => e instanceof RangeError && /stale/.test(e.message));
+  // So is a longer row copied in (it moves the input too).
+  view = bd.inputBuffer(V);
+  view.set(row);
+  bd.sample(llmRow(200 * V, rng(10), 1.0), { temperature: 0 });
+  assert.throws(() => bd.sample(view, { temperature: 0 }), RangeError);
+});
+
+test('inputBuffer: memory the call itself grows (a long history) keeps the fresh view valid', () => {
+  const V = 1000;
+  const row = llmRow(V, rng(11), 1.0);
+  const history = new Array(3_000_000).fill(3);
+  const want = bd.decode(row, { repetition_penalty: 1.3, penalty_last_n: 16, history });
+  const bytes = bd.memoryBytes();
+  const history2 = new Array(8_000_000).fill(3);
+  const view = bd.inputBuffer(V);
+  view.set(row);
+  const got = bd.decode(view, { repetition_penalty: 1.3, penalty_last_n: 16, history: history2 });
+  assert.ok(bd.memoryBytes() > bytes, 'the call grew the memory');
+  assert.deepEqual(Array.from(got.ids), Array.from(want.ids));
+  assert.deepEqual(Array.from(got.probs), Array.from(want.probs));
+});
+
+test('inputBuffer: a batch is refused with a RangeError naming logits', () => {
+  const view = bd.inputBuffer(3000);
+  assert.throws(() => bd.decodeBatch(view, 1000, {}), (e) => e instanceof RangeError && /^logits/.test(e.message));
+  assert.throws(() => bd.sampleBatch(view, 1000, {}), (e) => e instanceof RangeError && /^logits/.test(e.message));
+});

@@ -363,7 +363,10 @@ uint64_t PowerMapHash(const std::vector<float>& row) {
 
 // Pinned: the same numbers natively (every target) and in wasm.
 constexpr uint64_t kKernelHash = 5452597266628170043ull;
-constexpr uint64_t kChainHash = 5166497039261830825ull;
+// kChainHash re-pinned 2026-12-05: a sampler's stages now see its latest 8192
+// tokens always (the history dropped its oldest half at 8192 before, and the
+// chains' -1 windows read what was left); every target agrees on the new one.
+constexpr uint64_t kChainHash = 10608609121537550095ull;
 constexpr uint64_t kSupportMapHash = 1309205742260689741ull;
 constexpr uint64_t kPowerMapHash = 17758153366882911146ull;
 constexpr uint64_t kBoundaryHash = 7009216884854271275ull;

@@ -2,6 +2,8 @@
 // and chain order, end to end through the decoder.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <random>
 #include <vector>
@@ -97,11 +99,52 @@ TEST_CASE("reset restores the initial output; accept feeds the history stages") 
   CHECK(dec.token() == t.history()[1]);
 }
 
-TEST_CASE("the history is bounded: 3 kMaxHistory accepts keep at most kMaxHistory") {
+TEST_CASE("the history shows exactly the latest min(accepted, kMaxHistory) tokens, and stays bounded") {
+  // Dropping the oldest half of a kMaxHistory buffer left windows above
+  // kMaxHistory / 2 short of tokens right after each drop (4097 seen after
+  // kMaxHistory + 1 accepts).
+  constexpr size_t K = bd::SamplerState::kMaxHistory;
   bd::SamplerState s;
-  for (size_t i = 0; i < 3 * bd::SamplerState::kMaxHistory; ++i) s.Accept(static_cast<int32_t>(i));
-  CHECK(s.history_len() <= bd::SamplerState::kMaxHistory);
-  CHECK(s.history()[s.history_len() - 1] == static_cast<int32_t>(3 * bd::SamplerState::kMaxHistory - 1));
+  size_t accepted = 0;
+  for (const size_t n : {size_t{1}, K - 1, K, K + 1, 2 * K - 1, 2 * K, 2 * K + 1, 3 * K, 5 * K + 7}) {
+    while (accepted < n) s.Accept(static_cast<int32_t>(accepted++));
+    const size_t want = std::min(n, K);
+    REQUIRE(s.history_len() == want);
+    bool latest = true;
+    for (size_t i = 0; i < want; ++i) latest &= s.history()[i] == static_cast<int32_t>(n - want + i);
+    CHECK_MESSAGE(latest, "after " << n << " accepts");
+    const bd::SamplerState copy = s;  // a clone sees the same tokens
+    CHECK(copy.history_len() == want);
+    CHECK(std::equal(copy.history(), copy.history() + want, s.history()));
+  }
+}
+
+TEST_CASE("a sampler's penalty window of kMaxHistory reads what the stateless call with the whole history reads") {
+  constexpr size_t K = bd::SamplerState::kMaxHistory;
+  const size_t V = 64;
+  std::vector<float> row(V);
+  for (size_t i = 0; i < V; ++i) row[i] = 0.01f * static_cast<float>(i % 7);
+  std::vector<int32_t> history;
+  bd::SamplerState state;
+  for (size_t i = 0; i < K + K / 2 + 3; ++i) {  // past the first drop point of the old scheme
+    const int32_t t = static_cast<int32_t>((i * 37 + i / 5) % V);
+    history.push_back(t);
+    state.Accept(t);
+  }
+  bd::DecodeOptions o;
+  o.penalties.last_n = static_cast<int32_t>(K);
+  o.penalties.presence = 0.5f;
+  o.penalties.frequency = 0.01f;
+  bd::Decoder a, b;
+  REQUIRE(a.Decode(row.data(), V, o, &state) == bd::StatusCode::kOk);
+  o.history = history.data();
+  o.history_len = history.size();
+  REQUIRE(b.Decode(row.data(), V, o) == bd::StatusCode::kOk);
+  REQUIRE(a.k() == b.k());
+  for (size_t i = 0; i < a.k(); ++i) {
+    CHECK(a.ids()[i] == b.ids()[i]);
+    CHECK(a.probs()[i] == b.probs()[i]);
+  }
 }
 
 TEST_CASE("chain order changes results as documented: top-k then top-p vs top-p then top-k") {

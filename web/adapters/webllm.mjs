@@ -48,6 +48,7 @@ export class BregmanLogitProcessor {
    * (none pending) is accepted as history.
    */
   processSampledToken(token) {
+    if (typeof token !== 'number') throw new TypeError(`token must be a number, got ${typeof token}`);
     if (!Number.isInteger(token) || token < 0) throw new RangeError(`token must be a non-negative integer, got ${token}`);
     if (this.#pending < 0) {
       this.#sampler.accept(token);

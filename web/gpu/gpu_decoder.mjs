@@ -33,7 +33,7 @@ const SWITCHES = {
   logit_bias: (o) => o.logit_bias != null || o.banned_tokens != null || o.allowed_tokens != null,
   bregman: (o) => o.bregman != null,
 };
-// A sampler keeps at most this many accepted tokens (src/sampler_state.h).
+// A sampler's stages see the latest this many accepted tokens (src/sampler_state.h).
 const kMaxHistory = 8192;
 // Relative margin on top-p's mass target: the GPU's normaliser and the CPU's
 // agree to about 1e-6; a boundary closer than this falls back.
@@ -440,10 +440,13 @@ export function createGpuDecoder(bd, device, config) {
     temperature: ['temperature', 'dynatemp_range', 'dynatemp_exponent'],
     top_p: ['top_p'],
   };
-  function prefixOptions(o, chain, last, greedy) {
+  // history: the penalties' history (a mirostat sampler's own, which its
+  // options do not carry).
+  function prefixOptions(o, chain, last, greedy, history) {
     const samplers = chain.slice(0, chain.indexOf(last) + 1);
     const p = { samplers };
     for (const k of ['min_keep', 'history', 'seed', 'step']) if (o[k] !== undefined) p[k] = o[k];
+    if (history !== undefined && history.length > 0) p.history = history;
     for (const s of samplers) {
       if (greedy && s === 'temperature') continue;  // greedy skips it on the whole row too
       for (const k of STAGE_KEYS[s] ?? []) if (o[k] !== undefined) p[k] = o[k];
@@ -459,7 +462,7 @@ export function createGpuDecoder(bd, device, config) {
   // candidate (then every member ranks above the whole tail). The nucleus
   // grows with Z, so the CPU's own nucleus on the row is that one too, and
   // the rest of the chain and the draw run on the same list: identical.
-  function editedTopPCall(o, temp, sel, cpu, nListed, chain, greedy) {
+  function editedTopPCall(o, temp, sel, cpu, nListed, chain, greedy, history) {
     const m = sel.m;
     let zSel = 0, last = 0;
     for (let i = 0; i < m; i++) {
@@ -481,7 +484,7 @@ export function createGpuDecoder(bd, device, config) {
     const upper = phantoms(tail + kMassMargin * Z);
     const mid = phantoms(tail);
     if (!lower || !upper || !mid) return { reason: 'top_p tail mass does not fit the free slots' };
-    const prefix = prefixOptions(o, chain, 'top_p', greedy);
+    const prefix = prefixOptions(o, chain, 'top_p', greedy, history);
     const lowest = candIds[last];
     fillRow(m, nListed, null);
     try {
@@ -641,10 +644,15 @@ export function createGpuDecoder(bd, device, config) {
       fillRow(sel.m, ids.length, null);
       try { result = cpu(row, o); } finally { clearRow(sel.m, ids.length, null); }
     } else if (d.kind === 'top_p' || d.kind === 'top_p_edited' || d.kind === 'bregman') {
-      const r = !allowRewrite ? { reason: `${d.kind === 'bregman' ? 'bregman' : 'top_p'} over the whole row in a mirostat sampler` }
-        : d.kind === 'top_p' ? nucleusCall(o, d.temp, sel, cpu)
-          : d.kind === 'top_p_edited' ? editedTopPCall(o, d.temp, sel, cpu, ids.length, chain, greedy)
-            : bregmanCall(o, d.temp, sel, cpu, isSample);
+      // A mirostat sampler (its state in wasm) cannot take rewritten options:
+      // its top-p takes the edited call, which restates nothing (the nucleus
+      // from a stateless call of the chain up to top-p, with the sampler's
+      // history), and its Bregman falls back.
+      const r = d.kind === 'bregman'
+        ? (allowRewrite ? bregmanCall(o, d.temp, sel, cpu, isSample)
+          : { reason: 'bregman over the whole row in a mirostat sampler' })
+        : d.kind === 'top_p' && allowRewrite ? nucleusCall(o, d.temp, sel, cpu)
+          : editedTopPCall(o, d.temp, sel, cpu, ids.length, chain, greedy, history);
       result = r.result ?? null;
       reason = r.reason;
     }
@@ -696,14 +704,18 @@ export function createGpuDecoder(bd, device, config) {
       else { cpu.dispose(); this._cpu = null; }
     }
     _stateless() {
-      return { ...this._options, seed: this._seed, step: this._step, history: this._history };
+      return { ...this._options, seed: this._seed, step: this._step, history: this._seen() };
+    }
+    // The tokens the stages see: the latest kMaxHistory.
+    _seen() {
+      return this._history.length > kMaxHistory ? this._history.slice(-kMaxHistory) : this._history;
     }
     sample(buffer, rowIndex = 0) {
       return serial(async () => {
         checkBuffer(buffer, rowIndex);
         const r = this._cpu
-          ? await runRow(buffer, rowIndex, this._options, this._history, (x) => this._cpu.sample(x), false, true)
-          : await runRow(buffer, rowIndex, this._stateless(), this._history, (x, o) => bd.sample(x, o), true, true);
+          ? await runRow(buffer, rowIndex, this._options, this._seen(), (x) => this._cpu.sample(x), false, true)
+          : await runRow(buffer, rowIndex, this._stateless(), this._seen(), (x, o) => bd.sample(x, o), true, true);
         this._push(r.token);
         if (!this._cpu) this._step += 1;
         return r;
@@ -713,12 +725,14 @@ export function createGpuDecoder(bd, device, config) {
       return serial(async () => {
         checkBuffer(buffer, rowIndex);
         return this._cpu
-          ? runRow(buffer, rowIndex, this._options, this._history, (x) => this._cpu.decode(x), false, false)
-          : runRow(buffer, rowIndex, this._stateless(), this._history, (x, o) => bd.decode(x, o), true, false);
+          ? runRow(buffer, rowIndex, this._options, this._seen(), (x) => this._cpu.decode(x), false, false)
+          : runRow(buffer, rowIndex, this._stateless(), this._seen(), (x, o) => bd.decode(x, o), true, false);
       });
     }
     _push(token) {
-      if (this._history.length === kMaxHistory) this._history.splice(0, kMaxHistory / 2);
+      // As the wasm sampler (src/sampler_state.h): the stages see the latest
+      // kMaxHistory tokens; the buffer drops the oldest kMaxHistory at twice that.
+      if (this._history.length === 2 * kMaxHistory) this._history.splice(0, kMaxHistory);
       this._history.push(token);
     }
     accept(token) {
@@ -727,13 +741,24 @@ export function createGpuDecoder(bd, device, config) {
       this._cpu?.accept(token);
       this._push(token);
     }
+    // An unseeded sampler draws a fresh seed (a new sequence is not the last
+    // one again), as the wasm sampler does.
     reset() {
-      this._cpu?.reset();
+      if (this._options.seed === undefined) {
+        this._seed = randomSeed();
+        if (this._cpu) {
+          const cpu = bd.createSampler({ ...this._options, seed: this._seed });
+          this._cpu.dispose();
+          this._cpu = cpu;
+        }
+      } else {
+        this._cpu?.reset();
+      }
       this._history = [];
       this._step = 0;
     }
     clone() { return new GpuSampler(this._options, this); }
-    get historyLength() { return this._history.length; }
+    get historyLength() { return Math.min(this._history.length, kMaxHistory); }
     get step() { return this._cpu ? this._cpu.step : this._step; }
     dispose() { this._cpu?.dispose(); this._cpu = null; }
   }

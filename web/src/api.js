@@ -51,7 +51,8 @@ const SCALARS = {
 };
 // Options whose non-default value switches a stage on (for `samplers`).
 const STAGE_SWITCHES = {
-  temperature: (o) => o.temperature !== undefined && o.temperature !== 1,
+  temperature: (o) => (o.temperature !== undefined && o.temperature !== 1) ||
+    (o.dynatemp_range !== undefined && o.dynatemp_range !== 0),
   top_k: (o) => (o.top_k ?? 0) > 0,
   top_p: (o) => (o.top_p ?? 1) < 1,
   min_p: (o) => (o.min_p ?? 0) > 0,
@@ -70,6 +71,12 @@ const STAGE_SWITCHES = {
   bregman: (o) => o.bregman !== undefined && o.bregman !== null,
 };
 const ARRAYS = ['history', 'banned_tokens', 'allowed_tokens', 'dry_sequence_breakers'];
+const AUX_LABELS = {
+  HISTORY: 'history', BIAS: 'logit_bias', BANNED: 'banned_tokens', ALLOWED: 'allowed_tokens',
+  BREAKERS: 'dry_sequence_breakers',
+};
+// Token ids one call's arrays may hold in all (see writeOptions).
+const MAX_AUX_IDS = 2 ** 23;
 const OTHER = ['seed', 'step', 'bregman', 'logit_bias', 'samplers', 'logprobs', 'return_distribution', 'sorted'];
 const KNOWN = new Set([...Object.keys(SCALARS), ...ARRAYS, ...OTHER]);
 const BREGMAN_KNOWN = new Set(['divergence', 'alpha', 'lambda', 'k', 'k_min', 'k_max']);
@@ -121,9 +128,11 @@ function biasEntries(v) {
   if (entries === null) throw new TypeError('logit_bias must be an object or a Map from token id to bias');
   const ids = new Int32Array(entries.length), bias = new Float32Array(entries.length);
   entries.forEach(([k, b], i) => {
-    const id = Number(k);
+    // A number, or (object keys are strings) its canonical decimal string:
+    // Number() would read '', '0x7', ' 7', true or null as ids too.
+    const id = typeof k === 'number' ? k : typeof k === 'string' && /^(0|[1-9][0-9]*)$/.test(k) ? Number(k) : NaN;
     if (!Number.isInteger(id) || id < 0 || id > 2147483647) {
-      throw new RangeError(`logit_bias: key ${k} is not a token id`);
+      throw new RangeError(`logit_bias: key ${typeof k === 'string' ? `'${k}'` : String(k)} is not a token id`);
     }
     if (typeof b !== 'number') throw new TypeError(`logit_bias[${k}] must be a number`);
     ids[i] = id;
@@ -250,10 +259,7 @@ export function createApi(M, entropy32) {
     }
     if (vocab !== undefined) {
       for (const [name, ids] of parts) {
-        const label = {
-          HISTORY: 'history', BIAS: 'logit_bias', BANNED: 'banned_tokens', ALLOWED: 'allowed_tokens',
-          BREAKERS: 'dry_sequence_breakers',
-        }[name];
+        const label = AUX_LABELS[name];
         for (const id of ids) {
           if (id >= vocab) throw new RangeError(`${label}: token id ${id} is outside the vocabulary [0, ${vocab})`);
         }
@@ -264,6 +270,13 @@ export function createApi(M, entropy32) {
       slots[M[`SLOT_${name}_OFFSET`]] = total;
       slots[M[`SLOT_${name}_LENGTH`]] = ids.length;
       total += ids.length;
+    }
+    // Before anything is allocated: a wasm allocation failure aborts the
+    // module. Twice the largest vocabulary (a history and a ban list of every
+    // id) is far beyond any real call.
+    if (total > MAX_AUX_IDS) {
+      throw new RangeError(`${parts.map(([name]) => AUX_LABELS[name]).join(' + ')}: ${total} token ids in all ` +
+        `exceed the ${MAX_AUX_IDS} one call takes`);
     }
 
     if (o.samplers !== undefined) {
@@ -333,7 +346,10 @@ export function createApi(M, entropy32) {
     }
   }
   // The zero-copy input: a view of the module's own input row (inputBuffer).
+  // Calls given another array copy it into that same row: copyWrites counts
+  // them, and a view used after such a call (its row overwritten) is refused.
   let inputView = null;
+  let copyWrites = 0, inputViewCopies = 0;
   function inputBuffer(vocab) {
     live();
     checkInteger('vocab', vocab, 1);
@@ -346,14 +362,40 @@ export function createApi(M, entropy32) {
         inputView.byteOffset !== ptr || inputView.length !== vocab) {
       inputView = new Float32Array(M.HEAPF32.buffer, ptr, vocab);
     }
+    inputViewCopies = copyWrites;
     return inputView;
   }
-  function writeLogits(logits) {
-    if (logits === inputView) {
-      // Already in place: no copy. A view whose memory grew under it is
-      // detached (length 0): say so rather than decode an empty row.
-      if (logits.buffer !== M.HEAPF32.buffer) {
-        throw new RangeError('logits is a stale inputBuffer() view (the wasm memory grew): ' +
+  // At a call's entry, before its options are written (writing them may grow
+  // the memory, which detaches the view but moves nothing): for the input
+  // view, where its row lies; null for any other array.
+  function inputRow(logits) {
+    if (logits !== inputView) {
+      // An earlier view (inputBuffer() has returned another since): its
+      // memory may hold another row now, or nothing.
+      if (logits.buffer === M.HEAPF32.buffer) {
+        throw new RangeError('logits is a stale inputBuffer() view (a later inputBuffer() call ' +
+          'replaced it): write the row into the view inputBuffer(vocab) returns last');
+      }
+      return null;
+    }
+    // A view whose memory grew before the call is detached (length 0): the
+    // row written into it went nowhere.
+    if (logits.buffer !== M.HEAPF32.buffer) {
+      throw new RangeError('logits is a stale inputBuffer() view (the wasm memory grew): ' +
+        'call inputBuffer(vocab) again before writing the row');
+    }
+    if (copyWrites !== inputViewCopies) {
+      throw new RangeError('logits is an inputBuffer() view whose row a call with another logits ' +
+        'array has overwritten since: call inputBuffer(vocab) again and write the row after it');
+    }
+    return { ptr: logits.byteOffset, length: logits.length };
+  }
+  // Puts the row in the module's input (input: inputRow's answer).
+  function writeLogits(logits, input) {
+    if (input !== null) {
+      // Already in place: no copy, unless a longer row moved the input since.
+      if (raw.inputPtr(input.length) !== input.ptr) {
+        throw new RangeError('logits is a stale inputBuffer() view (a longer row moved the input): ' +
           'call inputBuffer(vocab) again before writing the row');
       }
       return;
@@ -361,6 +403,7 @@ export function createApi(M, entropy32) {
     // inputPtr may grow memory: read the heap view only after it.
     const ptr = raw.inputPtr(logits.length);
     M.HEAPF32.set(logits, ptr >>> 2);
+    copyWrites += 1;
   }
   function check(status) {
     if (status !== 0) {
@@ -404,29 +447,34 @@ export function createApi(M, entropy32) {
 
   function decode(logits, options) {
     checkLogits(logits);
-    writeOptions(options, logits.length);
+    const n = logits.length, input = inputRow(logits);
+    writeOptions(options, n);
     const flags = resultFlags();
-    writeLogits(logits);
-    check(raw.decode(logits.length));
+    writeLogits(logits, input);
+    check(raw.decode(n));
     return readDistribution(flags.objective);
   }
 
   function sample(logits, options) {
     checkLogits(logits);
-    const seeded = writeOptions(options, logits.length);
+    const n = logits.length, input = inputRow(logits);
+    const seeded = writeOptions(options, n);
     const flags = resultFlags();
     if (!seeded) useStream();
-    writeLogits(logits);
-    check(raw.sample(logits.length));
+    writeLogits(logits, input);
+    check(raw.sample(n));
     return readSample(flags);
   }
 
   class Sampler {
     /** @param {object} options fixed for the sampler's life */
-    constructor(options, rawSampler, flags, vocab = null) {
+    constructor(options, rawSampler, flags, vocab, seeded) {
       this._raw = rawSampler;
       this._options = options;
       this._flags = flags;
+      // Without a seed the sampler's stream came from the entropy source, and
+      // reset() draws a new one (a new sequence is not the last one again).
+      this._seeded = seeded;
       // The vocabulary size of the first row seen (reset() forgets it): a
       // sampler's history is token ids of one model's vocabulary.
       this._vocab = vocab;
@@ -447,17 +495,19 @@ export function createApi(M, entropy32) {
     _sample(logits) {
       this._alive();
       this._checkVocab(logits);
-      writeLogits(logits);
-      check(raw.sampleWith(this._raw, logits.length));
-      this._vocab = logits.length;
+      const n = logits.length;
+      writeLogits(logits, inputRow(logits));
+      check(raw.sampleWith(this._raw, n));
+      this._vocab = n;
       return readSample(this._flags);
     }
     _decode(logits) {
       this._alive();
       this._checkVocab(logits);
-      writeLogits(logits);
-      check(raw.decodeWith(this._raw, logits.length));
-      this._vocab = logits.length;
+      const n = logits.length;
+      writeLogits(logits, inputRow(logits));
+      check(raw.decodeWith(this._raw, n));
+      this._vocab = n;
       return readDistribution(this._flags.objective);
     }
     /** Draws the next token and accepts it (history, mirostat, step). */
@@ -475,12 +525,28 @@ export function createApi(M, entropy32) {
       }
       this._raw.accept(token);
     }
-    /** Forgets the history, mirostat state and vocabulary; the draw counter restarts. */
-    reset() { this._alive(); this._raw.reset(); this._vocab = null; }
+    /**
+     * Forgets the history, mirostat state and vocabulary; the draw counter
+     * restarts. A seeded sampler then draws its sequence again; an unseeded
+     * one draws from a fresh random seed.
+     */
+    reset() {
+      this._alive();
+      if (this._seeded) {
+        this._raw.reset();
+      } else {
+        const fresh = guardedFreshRaw(this._options);
+        samplerRegistry?.unregister(this);
+        this._raw.delete();
+        this._raw = fresh;
+        samplerRegistry?.register(this, fresh, this);
+      }
+      this._vocab = null;
+    }
     /** An independent copy with the same options and state. */
     clone() {
       this._alive();
-      return new Sampler(this._options, this._raw.clone(), this._flags, this._vocab);
+      return new Sampler(this._options, this._raw.clone(), this._flags, this._vocab, this._seeded);
     }
     /** Number of accepted tokens kept (bounded; see docs/samplers.md). */
     get historyLength() { this._alive(); return this._raw.historyLength(); }
@@ -489,7 +555,7 @@ export function createApi(M, entropy32) {
     /** The chain, in order, as stage names. */
     get name() {
       const order = this._options?.samplers ?? DEFAULT_ORDER;
-      return order.filter((s) => s === 'temperature' || s === 'bregman' || STAGE_SWITCHES[s]?.(this._options ?? {}))
+      return order.filter((s) => s === 'temperature' || STAGE_SWITCHES[s]?.(this._options ?? {}))
         .join(' -> ') + ' -> dist';
     }
     /** Frees the sampler's wasm memory now (otherwise the garbage collector does). */
@@ -514,21 +580,41 @@ export function createApi(M, entropy32) {
       throw new RangeError('step is for the stateless calls; a sampler counts its own draws');
     }
     const seeded = writeOptions(options);
-    const flags = resultFlags();
-    if (!seeded) {
-      slots[M.SLOT_SEED_HI] = entropy32() >>> 0;
-      slots[M.SLOT_SEED_LO] = entropy32() >>> 0;
-      M.HEAPF64.set(slots, raw.optionsPtr() >>> 3);
+    // A sampler's stages see its latest MAX_HISTORY tokens: a longer window
+    // would silently read fewer than asked.
+    for (const name of ['penalty_last_n', 'dry_penalty_last_n']) {
+      const w = options?.[name];
+      if (w > M.MAX_HISTORY) {
+        throw new RangeError(`${name} ${w} exceeds the ${M.MAX_HISTORY} latest tokens a sampler's stages ` +
+          'see (-1 reads all of them; the stateless calls take a history of any length)');
+      }
     }
+    const flags = resultFlags();
+    if (!seeded) randomSeedSlots();
     check(raw.validate());
-    return new Sampler(options, raw.createSampler(), flags);
+    return new Sampler(options, raw.createSampler(), flags, null, seeded);
   }
+  function randomSeedSlots() {
+    slots[M.SLOT_SEED_HI] = entropy32() >>> 0;
+    slots[M.SLOT_SEED_LO] = entropy32() >>> 0;
+    M.HEAPF64.set(slots, raw.optionsPtr() >>> 3);
+  }
+  // A new wasm sampler for an unseeded sampler's reset(): its options, a new seed.
+  const guardedFreshRaw = guarded('reset', (options) => {
+    writeOptions(options);
+    randomSeedSlots();
+    check(raw.validate());
+    return raw.createSampler();
+  });
 
   // [B, V] batches: `perRow` is one options object for every row, or an array
   // of B options objects or Samplers (per-row state). Row r gives exactly
   // what the single call on that row gives (tests/js/batch.test.mjs).
   function batch(kind, logits, vocab, perRow) {
     if (!(logits instanceof Float32Array)) throw new TypeError('logits must be a Float32Array');
+    if (logits.buffer === M.HEAPF32.buffer) {
+      throw new RangeError('logits: an inputBuffer() view holds one row; pass a batch in its own Float32Array');
+    }
     checkInteger('vocab', vocab, 1);
     if (vocab > M.MAX_VOCAB) throw new RangeError(`vocab ${vocab} exceeds the largest vocabulary (${M.MAX_VOCAB})`);
     if (logits.length % vocab !== 0) {
@@ -558,6 +644,8 @@ export function createApi(M, entropy32) {
     stages: DEFAULT_ORDER.slice(),
     /** Longest logits row (vocabulary size) accepted; longer ones are a RangeError. */
     maxVocab: M.MAX_VOCAB,
+    /** Tokens a sampler's stages see: its latest maxHistory accepted ones. */
+    maxHistory: M.MAX_HISTORY,
     decode: guarded('decode', decode),
     sample: guarded('sample', sample),
     /**
