@@ -21,6 +21,9 @@ copy(join(here, 'index.browser.mjs'), 'index.mjs');
 copy(join(here, 'index.node.mjs'), 'node.mjs');
 copy(join(here, 'index.node.cjs'), 'index.cjs');
 copy(join(here, 'index.d.ts'), 'index.d.ts');
+// The same declarations for require() (a .d.cts: TypeScript's node16 / nodenext
+// resolution reads the .d.ts of a "type": "module" package as ESM only).
+copy(join(here, 'index.d.ts'), 'index.d.cts');
 // Integrations (subpath exports bregman-decoders/transformers and /webllm): plain ES modules.
 for (const f of ['transformers.mjs', 'transformers.d.ts', 'webllm.mjs', 'webllm.d.ts']) copy(join(here, 'adapters', f), f);
 // The WebGPU decoder (ES module only): dist/gpu/.

@@ -1,5 +1,5 @@
 // npm pack, install the tarball offline into an empty folder, and use it there
-// with both import and require, as a user would.
+// with both import and require, as a user would (and type-check both).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -32,8 +32,29 @@ test('the packed tarball installs offline and works with import and require', ()
       const got = JSON.parse(execFileSync(process.execPath, [f], { cwd: app, encoding: 'utf8' }));
       assert.deepEqual(got, want, f);
     }
+    // TypeScript through the installed package's exports, as node16 resolution
+    // reads them: import from an ES module, require from a CommonJS one (the
+    // ESM-only .d.ts made that TS1471; the require condition has a .d.cts).
+    const use = `
+      const bd = await load();
+      const d = bd.decode(new Float32Array(4), { top_k: 1 });
+      const k: number = d.k;
+      // @ts-expect-error an unknown option
+      bd.decode(new Float32Array(4), { top_kk: 1 });
+      export { k };`;
+    writeFileSync(join(app, 'use_esm.mts'), `import { load } from 'bregman-decoders';\n${use}`);
+    writeFileSync(join(app, 'use_cjs.cts'), `import bd_ = require('bregman-decoders');\nconst load = bd_.load;\n` +
+      `export async function f() {${use.replace('export { k };', 'return k;')}}`);
+    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { strict: true, noEmit: true, target: 'ES2022', module: 'node16', moduleResolution: 'node16',
+        lib: ['ES2022', 'DOM'], types: [] },
+      files: ['use_esm.mts', 'use_cjs.cts'],
+    }));
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    execFileSync(process.execPath, [tsc, '-p', join(app, 'tsconfig.json')], { cwd: app, encoding: 'utf8' });
     const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' });
-    for (const f of ['package/dist/bregman_decoders.wasm', 'package/dist/index.d.ts', 'package/dist/index.cjs', 'package/dist/index.mjs']) {
+    for (const f of ['package/dist/bregman_decoders.wasm', 'package/dist/index.d.ts', 'package/dist/index.d.cts',
+      'package/dist/index.cjs', 'package/dist/index.mjs']) {
       assert.ok(files.includes(f), `${f} missing from the tarball`);
     }
     // Lean: the library, its CLI and README; no model weights, demo or sources.
