@@ -21,6 +21,13 @@ export interface StepRecord {
 /** A transformers.js logits processor: call it as transformers.js does, or pass it in `logits_processor`. */
 export interface BregmanLogitsProcessor {
   <T extends TensorLike>(input_ids: (bigint | number)[][], logits: T): T;
+  /**
+   * The same call, typed as transformers.js's LogitsProcessor declares it (its
+   * Tensor), for LogitsProcessorList.push; a tensor whose data is not a
+   * Float32Array is a TypeError at run time.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  _call(input_ids: bigint[][], logits: any): any;
   /** Per row: one record per generated token. */
   readonly steps: StepRecord[][];
   /** Per row: the stateful sampler. */

@@ -108,6 +108,10 @@ export function createLogitsProcessor(bd, options = {}, { acceptPrompt = true } 
     for (const r of rows) { r.length = 0; r.last = -1; }
     steps = [];
   };
+  // transformers.js's LogitsProcessor shape: a LogitsProcessorList calls
+  // processors as functions, and its typings want a _call (TypeScript users
+  // push the processor into a LogitsProcessorList).
+  processor._call = processor;
   /** Frees the per-row samplers. */
   processor.dispose = () => {
     for (const r of rows) r.sampler.dispose();

@@ -3,6 +3,7 @@
 import { load } from 'bregman-decoders';
 import { createLogitsProcessor, NEUTRAL_GENERATION_OPTIONS as TJS_NEUTRAL, type StepRecord } from 'bregman-decoders/transformers';
 import { BregmanLogitProcessor, NEUTRAL_GENERATION_OPTIONS } from 'bregman-decoders/webllm';
+import { LogitsProcessorList } from '@huggingface/transformers';
 import type { LogitProcessor, MLCEngineConfig, ChatCompletionRequest } from '@mlc-ai/web-llm';
 
 async function main(): Promise<void> {
@@ -26,6 +27,9 @@ async function main(): Promise<void> {
   const out = tp([[1n, 2n], [3n, 4n]], { data: new Float32Array(8), dims: [2, 4] });
   const first: StepRecord = tp.steps[0][0];
   const neutral: false = TJS_NEUTRAL.do_sample;
+  // transformers.js's typings want a LogitsProcessorList (the README's array works at run time).
+  const list = new LogitsProcessorList();
+  list.push(tp);
   tp.reset();
   tp.dispose();
   // @ts-expect-error history belongs to the stateless calls
