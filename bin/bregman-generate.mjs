@@ -43,11 +43,24 @@ try {
       model: { type: 'string' },
       json: { type: 'boolean', default: false },
       'compare-top-k': { type: 'string', default: '40' },
+      help: { type: 'boolean', short: 'h', default: false },
     },
   }));
 } catch (e) {
-  console.error(`bregman-generate: ${e.message}`);
+  console.error(`bregman-generate: ${e.message.replace(/\s*\n\s*/g, ' ')}`);
   process.exit(2);
+}
+if (a.help) {
+  console.log(readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1, 21)
+    .map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
+  process.exit(0);
+}
+// Counts: a whole number (Number() would take 'abc' as NaN, '' as 0).
+for (const [flag, min] of [['tokens', 1], ['table', 0], ['show', 1]]) {
+  if (a[flag] !== undefined && !(/^\d+$/.test(a[flag]) && Number(a[flag]) >= min)) {
+    console.error(`RangeError: --${flag} must be an integer >= ${min}, got '${a[flag]}'`);
+    process.exit(2);
+  }
 }
 
 const dir = a.model ?? fileURLToPath(new URL('../models/austen-kjv-2m/', import.meta.url));
@@ -56,8 +69,14 @@ if (!existsSync(`${dir}/model.bin`)) {
   process.exit(2);
 }
 const bytes = (f) => { const b = readFileSync(`${dir}/${f}`); return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength); };
-const model = new Llama2(bytes('model.bin'));
-const tok = new Tokenizer(bytes('tokenizer.bin'), model.config.vocabSize);
+let model, tok;
+try {
+  model = new Llama2(bytes('model.bin'));
+  tok = new Tokenizer(bytes('tokenizer.bin'), model.config.vocabSize);
+} catch (e) {
+  console.error(`--model ${dir}: not a model this demo reads (model.bin, tokenizer.bin): ${e.message}`);
+  process.exit(2);
+}
 const bd = await load();
 
 const seed = Number(a.seed);

@@ -5,5 +5,8 @@
 # Options pass through (see bin/bregman-generate.mjs), e.g. --a top-p:0.9 --b min-p:0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The build's own output is hidden (errors still reach stderr); say what runs,
+# since a first run installs packages and compiles for minutes.
+echo "demo: set-up and build (scripts/build.sh; minutes on a fresh machine, seconds after)" >&2
 bash scripts/build.sh >/dev/null
 node bin/bregman-generate.mjs "$@"

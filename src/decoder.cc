@@ -16,6 +16,7 @@
 #include "kernels/softmax.h"
 #include "kernels/threshold.h"
 #include "rng.h"
+#include "walk_probs.h"
 #include "stages/stages.h"
 
 namespace bd {
@@ -343,13 +344,7 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
       p_token = static_cast<double>(d.e) / z;
     } else {
       // Explicit probabilities (Bregman's q): walked in float64.
-      double cum = 0.0;
-      size_t pick = 0;
-      for (size_t i = 0; i < c.size; ++i) {
-        pick = i;
-        cum += c.probs[i];
-        if (cum > u) break;
-      }
+      const size_t pick = WalkProbs(c.probs, c.size, u);
       k_ = c.size;
       token_ = c.ids[pick];
       p_token = c.probs[pick];

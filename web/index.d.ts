@@ -110,7 +110,7 @@ export interface Distribution {
   ids: Int32Array;
   /** Their probabilities after the chain, summing to 1. */
   probs: Float32Array;
-  /** With `bregman`: the objective D(k) + lambda k (fixed k: D(k)). */
+  /** With `bregman`: the objective D(k) + lambda k (fixed k: D(k)); absent when greedy (temperature 0), where Bregman does not run. */
   objective?: number;
 }
 

@@ -149,8 +149,8 @@ test('Bregman on the whole row: the objective keeps its relative precision when 
 // before an acting edit in a custom order (the restated call left the listed
 // ids out), a nucleus of exactly min_keep > 256 entries (another order), an
 // invalid top_p (restated instead of thrown), and greedy with a model's
-// default top-p or a large top-k, and Bregman after bans alone (needless full
-// readbacks).
+// default top-p or a large top-k, Bregman after bans alone and decode() with a
+// large top_logprobs (needless full readbacks).
 test('planner: custom orders with edits after top-p, min_keep nuclei, invalid top_p, greedy with truncations, Bregman after bans', async () => {
   const r = await inPage(async (h, cases) => {
     const bad = [], paths = {};
@@ -174,24 +174,21 @@ test('planner: custom orders with edits after top-p, min_keep nuclei, invalid to
           // Bans before Bregman leave the other values as they are: its candidate path.
           { banned_tokens: [top], bregman: { alpha: 1.5, lambda: 1e-3 } },
           { logit_bias: { [top]: -Infinity, 5: -Infinity }, bregman: { divergence: 'dual', alpha: 2, lambda: 1e-4 } },
+          // decode() reports no log-probabilities: a large top_logprobs is no reason to read the row.
+          { top_k: 10, top_logprobs: 2000 },
           // An edit after the truncation can change a greedy answer: planned as a draw.
           { samplers: ['top_k', 'logit_bias', 'temperature'], temperature: 0, top_k: 2000, logit_bias: { 7: 40 } },
         ];
         for (let s = 0; s < sets.length; s++) {
           for (const kind of ['decode', 'sample']) {
             const o = kind === 'sample' ? { ...sets[s], seed: 500 + s, step: 3 } : sets[s];
-            let c, g;
-            try { c = h.bd[kind](row, o); } catch (e) { c = `${e.constructor.name}: ${e.message}`; }
-            try { g = await gd[kind](buf, o); } catch (e) { g = `${e.constructor.name}: ${e.message}`; }
             n++;
             const label = `V=${V} ${shape} ${kind} ${JSON.stringify(o)}`;
-            if (typeof c === 'string' || typeof g === 'string') {
-              if (c !== g) bad.push(`${label}: gpu ${typeof g === 'string' ? g : 'ok'} / cpu ${typeof c === 'string' ? c : 'ok'}`);
-              continue;
-            }
-            const path = g.gpu.fallback ? `fallback: ${g.gpu.fallback}` : g.gpu.path;
-            paths[path] = (paths[path] ?? 0) + 1;
+            const both = await cases.bothPaths(h.bd, gd, kind, row, buf, o, label, paths, bad);
+            if (both === null) continue;
+            const { c, g, path } = both;
             if (o.temperature === 0 && !o.samplers && g.gpu.fallback) bad.push(`${label}: greedy fell back (${g.gpu.fallback})`);
+            if (kind === 'decode' && o.top_logprobs && g.gpu.fallback) bad.push(`${label}: decode fell back (${g.gpu.fallback})`);
             const e = cases.compareGpu(g, c);
             if (e) bad.push(`${label} (${path}): ${e}`);
           }

@@ -107,6 +107,22 @@ export function compareGpu(g, c) {
   return sameResult(gRest, cRest) ?? closeResult({ gr, gt }, { gr: cr, gt: ct }, 1e-5);
 }
 
+// One call on the CPU path (row) and on the GPU (buf): errors must match (class
+// and message; a mismatch goes to `bad`, and null comes back, as when both
+// threw); else { c, g, path } with the GPU's path counted in `paths`.
+export async function bothPaths(bd, gd, kind, row, buf, o, label, paths, bad) {
+  let c, g;
+  try { c = bd[kind](row, o); } catch (e) { c = `${e.constructor.name}: ${e.message}`; }
+  try { g = await gd[kind](buf, o); } catch (e) { g = `${e.constructor.name}: ${e.message}`; }
+  if (typeof c === 'string' || typeof g === 'string') {
+    if (c !== g) bad.push(`${label}: gpu ${typeof g === 'string' ? g : 'ok'} / cpu ${typeof c === 'string' ? c : 'ok'}`);
+    return null;
+  }
+  const path = g.gpu.fallback ? `fallback: ${g.gpu.fallback}` : g.gpu.path;
+  paths[path] = (paths[path] ?? 0) + 1;
+  return { c, g, path };
+}
+
 // Every option set on rows of several shapes and sizes: GPU vs CPU, decode and
 // seeded sample. Returns { bad, n, paths }.
 export async function statelessSweep({ bd, device, upload }, sizes, maxCandidates = 1024, only = null) {
@@ -128,17 +144,11 @@ export async function statelessSweep({ bd, device, upload }, sizes, maxCandidate
         const o = sets[s];
         for (const kind of only?.kinds ?? ['decode', 'sample']) {
           const oo = kind === 'sample' ? { ...o, seed: 1000 + s, step: V % 97, logprobs: s % 3 === 0, top_logprobs: s % 4 } : o;
-          let c, g;
-          try { c = bd[kind](row, oo); } catch (e) { c = `${e.constructor.name}: ${e.message}`; }
-          try { g = await gd[kind](buf, oo); } catch (e) { g = `${e.constructor.name}: ${e.message}`; }
           n++;
           const label = `V=${V} ${shape} ${kind} ${JSON.stringify(oo)}`;
-          if (typeof c === 'string' || typeof g === 'string') {
-            if (c !== g) bad.push(`${label}: gpu ${typeof g === 'string' ? g : 'ok'} / cpu ${typeof c === 'string' ? c : 'ok'}`);
-            continue;
-          }
-          const path = g.gpu.fallback ? `fallback: ${g.gpu.fallback}` : g.gpu.path;
-          paths[path] = (paths[path] ?? 0) + 1;
+          const both = await bothPaths(bd, gd, kind, row, buf, oo, label, paths, bad);
+          if (both === null) continue;
+          const { c, g } = both;
           if (!g.gpu.fallback && g.gpu.bytesRead >= 4 * V && V > 4 * maxCandidates) bad.push(`${label}: read ${g.gpu.bytesRead} bytes`);
           const e = compareGpu(g, c);
           if (e) bad.push(`${label} [${g.gpu.path}]: ${e}`);

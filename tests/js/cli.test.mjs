@@ -2,6 +2,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const cli = fileURLToPath(new URL('../../bin/bregman-decode.mjs', import.meta.url));
@@ -23,6 +26,35 @@ test('bregman-decode reports bad options as a RangeError with exit code 2', () =
   } catch (e) { code = e.status; stderr = e.stderr; }
   assert.equal(code, 2);
   assert.match(stderr, /RangeError: .*alpha/);
+});
+
+// Found by a review: argument parsing and file reading were outside the
+// CLI's error handling (stack traces, exit 1); --show and empty numbers were
+// taken as NaN / 0; --k beside --lambda dropped the lambda silently.
+test('bregman-decode: bad flags and files are one line naming the argument, exit code 2', () => {
+  const run = (...args) => {
+    try {
+      execFileSync(process.execPath, [cli, ...args], { encoding: 'utf8', stdio: 'pipe' });
+      return { code: 0, stderr: '' };
+    } catch (e) { return { code: e.status, stderr: e.stderr }; }
+  };
+  const sevenBytes = join(mkdtempSync(join(tmpdir(), 'bd-cli-')), 'row.f32');
+  writeFileSync(sevenBytes, Buffer.alloc(7));
+  const cases = [
+    [['--bogus'], /--bogus/], [['--alpha', '-1'], /--alpha/], [['--logits'], /--logits/], [['extra'], /extra/],
+    [['--logits', '/nonexistent/row.f32'], /--logits .*no such file/], [['--logits', '/tmp'], /--logits .*directory/],
+    [['--logits', sevenBytes], /--logits .*7 bytes is not a whole number of float32/],
+    [['--show', 'abc'], /--show/], [['--show=-5'], /--show/], [['--show', '2.5'], /--show/],
+    [['--seed', ''], /--seed/], [['--temperature', ''], /--temperature/], [['--seed', '0x10'], /--seed/],
+    [['--k', '20', '--lambda', '1e-3'], /--lambda .*--k/],
+  ];
+  for (const [args, message] of cases) {
+    const { code, stderr } = run(...args);
+    assert.equal(code, 2, args.join(' '));
+    assert.match(stderr, message, args.join(' '));
+    assert.equal(stderr.trim().split('\n').length, 1, `one line for ${args.join(' ')}: ${stderr}`);
+    assert.doesNotMatch(stderr, /\n\s+at /, 'no stack trace');
+  }
 });
 
 const gen = fileURLToPath(new URL('../../bin/bregman-generate.mjs', import.meta.url));
@@ -68,13 +100,20 @@ test('bregman-generate --json: q is the decoder renormalised p (top-p, min-p) an
 });
 
 test('bregman-generate reports a bad decoder spec or option with exit code 2', () => {
+  // (--tokens abc printed 'mean k NaN' and exited 0; a broken model file gave a stack trace.)
+  const badModel = mkdtempSync(join(tmpdir(), 'bd-model-'));
+  writeFileSync(join(badModel, 'model.bin'), Buffer.alloc(3));
   for (const [args, re] of [[['--a', 'nucleus:0.9'], /unknown family/], [['--b', 'top-p:1.5'], /RangeError: .*top_p/],
-    [['--a', 'bregman,alpha=-1'], /RangeError: .*alpha/]]) {
+    [['--a', 'bregman,alpha=-1'], /RangeError: .*alpha/], [['--tokens', 'abc'], /--tokens/], [['--tokens', '0'], /--tokens/],
+    [['--table', '-1'], /--table/], [['--show', 'x'], /--show/], [['--model', badModel], /--model .*not a model/],
+    [['--bogus'], /--bogus/]]) {
     let code = 0, stderr = '';
     try {
       execFileSync(process.execPath, [gen, '--tokens', '2', ...args], { encoding: 'utf8', stdio: 'pipe' });
     } catch (e) { code = e.status; stderr = e.stderr; }
     assert.equal(code, 2, args.join(' '));
     assert.match(stderr, re);
+    assert.equal(stderr.trim().split('\n').length, 1, `one line for ${args.join(' ')}: ${stderr}`);
   }
+  assert.match(execFileSync(process.execPath, [gen, '--help'], { encoding: 'utf8' }), /^bregman-generate: /);
 });

@@ -210,3 +210,14 @@ test('a sampler sees its latest 8192 tokens; a longer window is refused at creat
     (e) => e instanceof RangeError && /^dry_penalty_last_n 10000/.test(e.message));
   bd.createSampler({ repetition_penalty: 1.1, penalty_last_n: -1, dry_multiplier: 0.8, dry_penalty_last_n: 8192 }).dispose();
 });
+
+// decode() at temperature 0 with Bregman reported objective: NaN (the stage
+// does not run when greedy): now it is left out.
+test('decode(): no objective where Bregman does not run (greedy)', () => {
+  const logits = llmRow(500, rng(34), 0.8);
+  const greedy = bd.decode(logits, { temperature: 0, bregman: { alpha: 1.5, lambda: 1e-3 } });
+  assert.equal(greedy.k, 1);
+  assert.equal('objective' in greedy, false);
+  const d = bd.decode(logits, { bregman: { alpha: 1.5, lambda: 1e-3 } });
+  assert.ok(Number.isFinite(d.objective) && d.objective > 0);
+});

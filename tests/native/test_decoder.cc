@@ -17,6 +17,7 @@
 #include "reference/bregman_oracle.h"
 #include "reference/sampler_reference.h"
 #include "rng.h"
+#include "walk_probs.h"
 #include "draw_twin.h"
 
 namespace {
@@ -989,4 +990,67 @@ TEST_CASE("decode() sorted and unsorted give every id the same probability (the 
   }
   MESSAGE(compared << " decodes compared, " << mismatches << " probabilities apart");
   CHECK(mismatches == 0);
+}
+
+// The draw over Bregman's q walks blocks of 256 by their sums (four
+// interleaved running sums each) and then one block entry by entry, instead
+// of one running sum over up to k ~ V/2 entries. It must pick what the plain
+// running sum picks wherever u is not within rounding of a boundary, and a
+// neighbour of it where it is; checked against a long double prefix sum.
+TEST_CASE("the draw over explicit probabilities: blocked sums pick the running sum's index") {
+  std::mt19937_64 gen(91);
+  size_t checked = 0, near = 0;
+  for (const size_t n : {size_t{1}, size_t{3}, size_t{255}, size_t{256}, size_t{257}, size_t{1000}, size_t{70001}}) {
+    for (const bool sorted : {true, false}) {
+      std::vector<double> q(n);
+      std::exponential_distribution<double> ex(1.0);
+      long double total = 0.0L;
+      for (double& x : q) {
+        x = ex(gen) * ex(gen);
+        total += x;
+      }
+      if (sorted) std::sort(q.begin(), q.end(), std::greater<double>());
+      for (double& x : q) x = static_cast<double>(x / total);
+      std::vector<long double> prefix(n);  // prefix[i] = q_0 + ... + q_i
+      std::vector<double> serial(n);
+      long double acc = 0.0L;
+      double run = 0.0;
+      for (size_t i = 0; i < n; ++i) {
+        prefix[i] = acc += q[i];
+        serial[i] = run += q[i];
+      }
+      std::vector<double> us = {0.0, 1e-300, 0.5, 1.0 - 1e-16, std::nextafter(1.0, 0.0)};
+      std::uniform_real_distribution<double> uni(0.0, 1.0);
+      for (int t = 0; t < 300; ++t) us.push_back(uni(gen));
+      for (size_t i = 0; i < n; i += 1 + n / 40) us.push_back(serial[i]);  // exactly at a running sum
+      for (const double u : us) {
+        const size_t got = bd::WalkProbs(q.data(), n, u);
+        REQUIRE(got < n);
+        size_t want = n - 1;  // the plain running sum
+        for (size_t i = 0; i < n; ++i) {
+          if (serial[i] > u) {
+            want = i;
+            break;
+          }
+        }
+        // Within rounding of a boundary the two sums may round apart.
+        const long double slack = 1e-13L;
+        bool at_edge = false;
+        for (const size_t i : {want, want > 0 ? want - 1 : want}) {
+          at_edge |= std::fabs(static_cast<double>(prefix[i] - u)) < slack;
+        }
+        if (got != want) {
+          ++near;
+          CHECK_MESSAGE(at_edge, "n " << n << " u " << u << " got " << got << " want " << want);
+          CHECK((got + 1 == want || want + 1 == got));
+        }
+        // Either way the pick's interval holds u up to rounding.
+        const long double lo = got > 0 ? prefix[got - 1] : 0.0L;
+        CHECK(lo <= u + slack);
+        CHECK((prefix[got] > u - slack || got == n - 1));
+        ++checked;
+      }
+    }
+  }
+  MESSAGE(checked << " draws checked, " << near << " at a boundary picked its neighbour");
 }

@@ -292,10 +292,11 @@ export function createGpuDecoder(bd, device, config) {
   //   top_p:   top-p on the whole row: restated on the nucleus (nucleusCall)
   //   bregman: Bregman on the whole row: tail mass carried by phantoms (bregmanCall)
   //   fallback: full readback
-  function plan(o, chain, acting, greedy, sel) {
+  function plan(o, chain, acting, greedy, sel, isSample) {
     if (sel.flags & 3) return fallback('NaN or +Infinity in the row (the CPU reports it)');
     if (sel.nSel <= M) return { kind: 'exact', reason: 'every finite logit is a candidate', complete: true };
-    const topLogprobs = typeof o.top_logprobs === 'number' ? o.top_logprobs : 0;
+    // (decode() reports no log-probabilities: its top_logprobs reads nothing.)
+    const topLogprobs = isSample && typeof o.top_logprobs === 'number' ? o.top_logprobs : 0;
     if (topLogprobs >= sel.m) return fallback('top_logprobs larger than the candidates');
     const minKeep = Math.max(typeof o.min_keep === 'number' ? o.min_keep : 1, 1);
     const on = (s) => ((s === 'temperature' || s === 'mirostat' || s === 'bregman') && greedy ? false
@@ -634,7 +635,7 @@ export function createGpuDecoder(bd, device, config) {
     let min = Infinity;
     for (let i = 0; i < sel.m; i++) if (candLogits[i] < min) min = candLogits[i];
     sel.min = min;
-    const d = plan(o, chain, acting, greedy, sel);
+    const d = plan(o, chain, acting, greedy, sel, isSample);
     const info = {
       bytesRead: sel.bytes, fallback: null, path: d.reason, candidates: sel.m,
       rowPasses: 2 + sel.levels, dispatches: 19,

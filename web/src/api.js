@@ -416,7 +416,11 @@ export function createApi(M, entropy32) {
     const ids = M.HEAP32.slice(raw.idsPtr() >>> 2, (raw.idsPtr() >>> 2) + k);
     const probs = M.HEAPF32.slice(raw.probsPtr() >>> 2, (raw.probsPtr() >>> 2) + k);
     const result = { k, ids, probs };
-    if (withObjective) result.objective = raw.objective();
+    if (withObjective) {
+      // NaN where the Bregman stage did not run (greedy: temperature 0): left out.
+      const objective = raw.objective();
+      if (!Number.isNaN(objective)) result.objective = objective;
+    }
     return result;
   }
   // What a result reports, read from the option block just written (never
