@@ -1,6 +1,6 @@
 // Entry for browsers, workers and bundlers: the ES module build and its .wasm.
 import createBregmanModule from './bregman_decoders.mjs';
-import { createApi } from './api.mjs';
+import { checkLoadOptions, createApi } from './api.mjs';
 import { createGpuDecoder } from './gpu/gpu_decoder.mjs';
 
 function entropy32() {
@@ -13,8 +13,29 @@ function entropy32() {
  * Instantiates the wasm module. Call once and reuse the result.
  * @param {{wasmBinary?: ArrayBuffer|Uint8Array, locateFile?: (path: string, prefix: string) => string}} [init]
  */
-export async function load(init = {}) {
-  const M = await createBregmanModule({ ...init });
+export async function load(init) {
+  const options = checkLoadOptions(init);
+  // The module's own messages during instantiation (warnings before an
+  // abort) go into the error below rather than to the console.
+  let loading = true;
+  const early = [];
+  options.printErr = (m) => {
+    if (loading) early.push(String(m));
+    else console.warn(m);
+  };
+  let M;
+  try {
+    M = await createBregmanModule(options);
+  } catch (e) {
+    const from = options.wasmBinary ? 'the given wasmBinary'
+      : 'bregman_decoders.wasm beside this module (or where locateFile points)';
+    throw new Error(`bregman-decoders: could not instantiate ${from}: ${e?.message ?? e}` +
+      (early.length ? ` (${early.slice(-3).join('; ')})` : '') +
+      '. Serve the .wasm with the module, or pass load({ wasmBinary }) or load({ locateFile }); ' +
+      "in Node import 'bregman-decoders' (its entry embeds the .wasm)");
+  } finally {
+    loading = false;
+  }
   const bd = createApi(M, entropy32);
   // Logits in a GPUBuffer (WebGPU): docs/webgpu.md.
   bd.createGpuDecoder = (device, config) => createGpuDecoder(bd, device, config);

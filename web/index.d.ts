@@ -238,6 +238,11 @@ export interface GpuDecoder {
   dispose(): void;
 }
 
+/**
+ * load()'s options (browser entry; the Node entry embeds its .wasm and only
+ * checks them). Another key, or a value of another type, is a RangeError /
+ * TypeError naming it.
+ */
 export interface LoadOptions {
   /** The .wasm bytes, when the default fetch next to the module cannot work. */
   wasmBinary?: ArrayBuffer | Uint8Array;

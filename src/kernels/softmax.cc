@@ -62,6 +62,24 @@ double ExpSumBelowImpl(const float* row, size_t n, float cut, float scale, doubl
   return totals[0];
 }
 
+// The sum over the entries at or below cut of exp((x - cut) * scale): each
+// term <= 1, an entry equal to cut exactly 1 (ExpF32(0) = 1), entries above
+// cut masked; the pad, -inf, maps to 0. One sum, as the exp pass.
+double ExpSumAtMostImpl(const float* row, size_t n, float cut, float scale) {
+  const hn::ScalableTag<float> d;
+  const auto vcut = hn::Set(d, cut);
+  const auto vscale = hn::Set(d, scale);
+  double total = 0.0;
+  SumVirtualLanes<1>(
+      d, row, nullptr, n, -HUGE_VALF,
+      [&](auto x, auto, auto* t) BD_TERMS {
+        const auto e = ExpF32(d, hn::Mul(hn::Sub(hn::Min(x, vcut), vcut), vscale));
+        t[0] = hn::IfThenElseZero(hn::Le(x, vcut), e);
+      },
+      &total, nullptr);
+  return total;
+}
+
 // The exp pass's sums over values that are already exps (pad 0 = exp(-inf)).
 double SumBlocksImpl(const float* e, size_t n, float* HWY_RESTRICT block_sums) {
   const hn::ScalableTag<float> d;
@@ -83,6 +101,7 @@ HWY_EXPORT(ExpWriteImpl);
 HWY_EXPORT(ExpBlockSumsImpl);
 HWY_EXPORT(SumBlocksImpl);
 HWY_EXPORT(ExpSumBelowImpl);
+HWY_EXPORT(ExpSumAtMostImpl);
 
 double ExpSum(const float* row, size_t n, float max, float scale) {
   return HWY_DYNAMIC_DISPATCH(ExpSumOnly)(row, n, max, scale);
@@ -98,6 +117,9 @@ double SumBlocks(const float* e, size_t n, float* block_sums) {
 }
 double ExpSumBelow(const float* row, size_t n, float cut, float scale, double* equal) {
   return HWY_DYNAMIC_DISPATCH(ExpSumBelowImpl)(row, n, cut, scale, equal);
+}
+double ExpSumAtMost(const float* row, size_t n, float cut, float scale) {
+  return HWY_DYNAMIC_DISPATCH(ExpSumAtMostImpl)(row, n, cut, scale);
 }
 }  // namespace bd
 #endif  // HWY_ONCE

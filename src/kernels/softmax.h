@@ -19,6 +19,14 @@ double ExpSum(const float* row, size_t n, float max, float scale);
 // precision however small it is next to the kept head.
 double ExpSumBelow(const float* row, size_t n, float cut, float scale, double* equal);
 
+// sum of exp((row[i] - cut) * scale) over the entries at or below cut (one
+// equal to cut adds exactly 1), in one sum: where nothing at the cut is to be
+// taken off again (the Bregman stage's normaliser: the row below its sorted
+// head's last distinct logit, relative to it). One SIMD pass, the same bits
+// on every target. (ExpSumBelow keeps the ties apart: taking kept ties off a
+// float sum of 1 + a tiny tail would lose the tail.)
+double ExpSumAtMost(const float* row, size_t n, float cut, float scale);
+
 // out[i] = exp((row[i] - max) * scale); returns their sum. One SIMD pass.
 // `out` may alias `row`.
 double ExpWrite(const float* row, size_t n, float max, float scale, float* out);

@@ -18,10 +18,15 @@ constexpr int kRecordedRequests = 16;
 thread_local size_t g_requests[kRecordedRequests];
 thread_local int g_request_count = 0;
 
+// The search's first sorted prefix (then 8x up to 512, 4x up to 32768, 2x).
+constexpr size_t kFirstPrefix = 64;
+
 class CandidateProbs final : public SortedProbs {
  public:
-  CandidateProbs(Candidates& c, Workspace& ws)
-      : c_(c), ws_(ws), max_(CandidateMax(c)), z_(CandidateExpSum(c, max_)) {}
+  // (Z in the body: Normaliser() sets requested_, declared after z_.)
+  CandidateProbs(Candidates& c, Workspace& ws) : c_(c), ws_(ws), max_(CandidateMax(c)) {
+    z_ = Normaliser();
+  }
 
   size_t Size() const override { return c_.Count(); }
 
@@ -45,7 +50,6 @@ class CandidateProbs final : public SortedProbs {
       // 230 000 5-7 % slower (one more gather before the whole row), natively
       // 23 % / 33 % / 32 % and 7-10 % (docs/bregman.md, "The sorted prefix").
       if (need > c_.SortedCount()) {
-        constexpr size_t kFirstPrefix = 64;
         const size_t next = requested_ == 0     ? kFirstPrefix
                             : requested_ < 512   ? 8 * requested_
                             : requested_ < 32768 ? 4 * requested_
@@ -74,13 +78,51 @@ class CandidateProbs final : public SortedProbs {
     return ws_.prefix_p.data();
   }
 
+  // Z, so that the candidates' p sum to 1 in float64: the search's first
+  // prefix (kFirstPrefix in order) down to its last distinct logit `cut` as
+  // the same float64 exps their conversion divides by Z, everything at or
+  // below cut in one SIMD pass relative to it (ExpSumAtMost: each term <= 1,
+  // so that part keeps float's relative precision however small it is). A
+  // float sum of the whole row (~1e-7 of Z, as 1 - sum p) was the mass the
+  // renormalisation spread: found by a review (q of a 3e-7 token 15 % off at
+  // k = V, the objective of [0, -8] 2e-5 off, k = 1 for k = 3 at lambda
+  // 5e-18).
+  double Normaliser() {
+    const size_t n = c_.Count();
+    const size_t head = std::min(kFirstPrefix, n);
+    requested_ = head;  // the first growth, as Prefix() would ask it
+    if (g_request_count < kRecordedRequests) g_requests[g_request_count++] = requested_;
+    EnsureSorted(c_, head, ws_);
+    if (ws_.prefix_p.size() < head) ws_.prefix_p.resize(std::max<size_t>(head, 2 * ws_.prefix_p.size()));
+    double* e = ws_.prefix_p.data();  // (overwritten by the first conversion)
+    ScaledExpF64(c_.logits, head, max_, c_.temperature, 1.0, e);
+    if (head == n) {
+      double z = 0.0;
+      for (size_t i = 0; i < head; ++i) z += e[i];
+      return z;
+    }
+    // The head above cut in float64; the ties at cut (in the head or past
+    // it) in the SIMD pass, where each adds exactly 1 (nothing to take off).
+    const float cut = c_.logits[head - 1];
+    size_t above = head;
+    while (above > 0 && c_.logits[above - 1] == cut) --above;
+    double z = 0.0;
+    for (size_t i = 0; i < above; ++i) z += e[i];
+    const float scale = static_cast<float>(1.0 / c_.temperature);
+    const double rest = c_.truncated ? ExpSumAtMost(c_.logits + above, c_.size - above, cut, scale)
+                                     : ExpSumAtMost(c_.row, c_.vocab, cut, scale);
+    const double x = (static_cast<double>(cut) - static_cast<double>(max_)) / c_.temperature;
+    return z + rest * ExpFullF64(x);
+  }
+
   double TailPow(size_t k, double alpha) override {
     // p_i^alpha = p_cut^alpha e^{alpha (l_i - cut) / T} with cut the last kept
     // logit: the dropped entries' exps relative to the cut (float exps, each
     // within ~1e-7 where it matters: the terms near the cut), p_cut^alpha in
     // float64. Entries equal to the cut are dropped past the kept ones (the
     // sorted prefix's order); a list's entries after the sorted k are all
-    // dropped.
+    // dropped. (The ties are counted apart: taking the kept ones off a float
+    // sum of 1 + a tiny tail would lose the tail.)
     Prefix(k);  // (sorted past k already: the solve of support k asked for it)
     const float cut = c_.logits[k - 1];
     const float scale = static_cast<float>(alpha / c_.temperature);
@@ -99,7 +141,7 @@ class CandidateProbs final : public SortedProbs {
   Candidates& c_;
   Workspace& ws_;
   float max_;
-  double z_;
+  double z_ = 0.0;
   size_t converted_ = 0;
   size_t requested_ = 0;  // the longest prefix asked of EnsureSorted
 };

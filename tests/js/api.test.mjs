@@ -20,6 +20,31 @@ test('load() works through import and require, and reports the WASM target', asy
   other.dispose();
 });
 
+// Found by a review: load() passed its options to the module unchecked (an
+// opaque abort for a wrong wasmBinary, 'Module.locateFile is not a function',
+// typos ignored) in the browser entry, and ignored them in Node.
+test('load() options: unknown keys and wrong types are errors naming them, in both entries', async () => {
+  const { load: loadBrowser } = await import('../../dist/index.mjs');
+  const wasm = readFileSync(new URL('../../dist/bregman_decoders.wasm', import.meta.url));
+  for (const entry of [load, loadBrowser]) {
+    await assert.rejects(entry({ wasmBinray: wasm }), (e) => e instanceof RangeError && /unknown option wasmBinray/.test(e.message));
+    await assert.rejects(entry('str'), (e) => e instanceof TypeError && /options must be an object/.test(e.message));
+    await assert.rejects(entry({ wasmBinary: 'abc' }), (e) => e instanceof TypeError && /^wasmBinary/.test(e.message));
+    await assert.rejects(entry({ locateFile: 'x' }), (e) => e instanceof TypeError && /^locateFile/.test(e.message));
+  }
+  // The browser entry in Node: the bytes work; bad bytes or no bytes fail naming where it looked.
+  const viaBytes = await loadBrowser({ wasmBinary: wasm });
+  assert.equal(viaBytes.sample(new Float32Array([0, 3, 1]), { temperature: 0 }).token, 1);
+  viaBytes.dispose();
+  const viaBuffer = await loadBrowser({ wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) });
+  viaBuffer.dispose();
+  await assert.rejects(loadBrowser({ wasmBinary: new Uint8Array([1, 2, 3]) }),
+    (e) => /could not instantiate the given wasmBinary/.test(e.message));
+  await assert.rejects(loadBrowser(), (e) => /could not instantiate bregman_decoders.wasm/.test(e.message) && /wasmBinary/.test(e.message));
+  const ok = await load({ wasmBinary: wasm });  // Node: checked, unused
+  ok.dispose();
+});
+
 test('decode() and sample() return the contract shapes', () => {
   const logits = new Float32Array([0.1, 2.0, -1.0, 1.5]);
   const d = bd.decode(logits, { top_k: 2 });

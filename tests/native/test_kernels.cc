@@ -625,3 +625,29 @@ TEST_CASE("OrderFreeSum: the same bits in any order, within 1e-15 of the long do
     }
   }
 }
+
+TEST_CASE("ExpSumAtMost: its virtual-lane twin's bits, ties at the cut exactly 1 each, float64 within 1e-6") {
+  REQUIRE(ExpF32Twin(0.0f) == 1.0f);
+  std::mt19937_64 rng(22);
+  double worst = 0.0;
+  for (size_t n : Lengths()) {
+    std::vector<float> row = RandomRow(n, rng, 0.05);
+    for (float& x : row) x = std::round(x * 8.0f) / 8.0f;
+    for (int c = 0; c < 3 && n > 0; ++c) {
+      const float cut = row[static_cast<size_t>(rng() % n)];
+      if (cut == -kInf) continue;
+      for (float scale : {1.0f, 0.3f, 5.7f}) {
+        auto e = [&](size_t i) { return row[i] <= cut ? ExpF32Twin((row[i] - cut) * scale) : 0.0f; };
+        const double got = bd::ExpSumAtMost(row.data(), n, cut, scale);
+        CHECK(got == VirtualLaneTwin(n, e));
+        double want = 0.0;
+        for (float x : row) {
+          if (x <= cut) want += std::exp((static_cast<double>(x) - cut) * scale);
+        }
+        if (want > 0.0) worst = std::max(worst, std::fabs(got - want) / want);
+        CHECK(std::fabs(got - want) <= 1e-6 * want + 1e-30);
+      }
+    }
+  }
+  MESSAGE("ExpSumAtMost max relative error vs float64: " << worst);
+}
