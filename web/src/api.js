@@ -449,11 +449,7 @@ export function createApi(M, entropy32) {
     const ids = M.HEAP32.slice(raw.idsPtr() >>> 2, (raw.idsPtr() >>> 2) + k);
     const probs = M.HEAPF32.slice(raw.probsPtr() >>> 2, (raw.probsPtr() >>> 2) + k);
     const result = { k, ids, probs };
-    if (withObjective) {
-      // NaN where the Bregman stage did not run (greedy: temperature 0): left out.
-      const objective = raw.objective();
-      if (!Number.isNaN(objective)) result.objective = objective;
-    }
+    if (withObjective) result.objective = raw.objective();
     return result;
   }
   // What a result reports, read from the option block just written (never
@@ -463,8 +459,14 @@ export function createApi(M, entropy32) {
       rawLogprob: slots[M.SLOT_LOGPROBS] !== 0 || slots[M.SLOT_TOP_LOGPROBS] > 0,
       topLogprobs: slots[M.SLOT_TOP_LOGPROBS] > 0,
       distribution: slots[M.SLOT_RETURN_DISTRIBUTION] !== 0,
-      objective: slots[M.SLOT_BREGMAN] !== 0,
+      // Bregman runs unless the call is greedy (temperature 0, or 1/T
+      // overflowing float: the decoder's rule): then it reports no objective.
+      objective: slots[M.SLOT_BREGMAN] !== 0 && !greedyTemperature(slots[M.SLOT_TEMPERATURE]),
     };
+  }
+  function greedyTemperature(t) {
+    const f = Math.fround(t);
+    return f === 0 || !Number.isFinite(Math.fround(1 / f));
   }
   function readSample(flags) {
     const result = { token: raw.token(), logprob: raw.logprob(), k: raw.k() };
