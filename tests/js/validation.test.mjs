@@ -271,3 +271,14 @@ test('token id arrays: more than 2^23 ids in one call is a RangeError, before an
     (e) => e instanceof RangeError && /^history \+ banned_tokens: 8388609/.test(e.message));
   assert.equal(bd.decode(logits, { temperature: 0 }).k, 1, 'the instance keeps working');
 });
+
+// bregman.k beyond 32 bits was reported as 4294967295 (the decoder's message
+// shows the value it was handed).
+test('bregman.k: a huge k is reported as given', () => {
+  for (const k of [2 ** 32 + 1, 2 ** 40]) {
+    assert.throws(() => bd.decode(new Float32Array(4), { bregman: { alpha: 1.5, k } }),
+      (e) => e instanceof RangeError && e.message.includes(`got ${k}`));
+  }
+  assert.throws(() => bd.decode(new Float32Array(4), { bregman: { alpha: 1.5, k: 5 } }),
+    (e) => e instanceof RangeError && /bregman\.k/.test(e.message));
+});

@@ -157,7 +157,13 @@ function writeBregman(slots, M, b) {
   if (hasK === hasLambda) throw new RangeError('bregman needs exactly one of lambda (adaptive k) or k (fixed k)');
   slots[M.SLOT_BREGMAN] = divergence === 'dual' ? 2 : 1;
   slots[M.SLOT_BREGMAN_ALPHA] = alpha;
-  if (hasK) slots[M.SLOT_BREGMAN_K] = checkInteger('bregman.k', b.k, 1);
+  if (hasK) {
+    // (Above the largest vocabulary the decoder's own message, which names
+    // the row's size, would show the value cut to 32 bits.)
+    const k = checkInteger('bregman.k', b.k, 1);
+    if (k > M.MAX_VOCAB) throw new RangeError(`bregman.k must be <= the vocabulary size, got ${k}`);
+    slots[M.SLOT_BREGMAN_K] = k;
+  }
   else slots[M.SLOT_BREGMAN_LAMBDA] = checkNumber('bregman.lambda', b.lambda);
   if (b.k_min !== undefined) slots[M.SLOT_BREGMAN_K_MIN] = checkInteger('bregman.k_min', b.k_min, 1);
   if (b.k_max !== undefined) slots[M.SLOT_BREGMAN_K_MAX] = checkInteger('bregman.k_max', b.k_max, 1);
