@@ -11,7 +11,7 @@ namespace bd {
 // time: each block's sum in four interleaved running sums (independent
 // chains, a quarter of one chain's latency per entry at k ~ V/2), the block
 // holding u then entry by entry from the sum before it. Scalar IEEE
-// arithmetic in a fixed order: the same index on every target.
+// arithmetic in a fixed order: the same index on every target. n >= 1.
 inline constexpr size_t kProbsBlock = 256;
 inline size_t WalkProbs(const double* q, size_t n, double u) {
   double cum = 0.0;
@@ -32,14 +32,13 @@ inline size_t WalkProbs(const double* q, size_t n, double u) {
         cum += q[i];
         if (cum > u) return i;
       }
-      if (end == n) return n - 1;
-      // The block's own sum crossed u and its running sum did not (they
-      // round apart): its last entry.
+      // The last block, or one whose own sum crossed u where its running sum
+      // did not (they round apart): its last entry.
       return end - 1;
     }
     cum += block;
   }
-  return n - 1;
+  return n - 1;  // (n == 0: never asked)
 }
 
 }  // namespace bd

@@ -41,6 +41,13 @@ double ExpBlockSumsImpl(const float* row, size_t n, float max, float scale, floa
   return ExpPass(row, n, max, scale, block_sums, nullptr);
 }
 
+// exp((min(x, cut) - cut) * scale): each lane's exp relative to cut, at most
+// 1 (a lane above cut taken at it, for the callers to mask).
+template <class D, class V>
+HWY_INLINE V ExpFromCut(D d, V x, V vcut, V vscale) {
+  return ExpF32(d, hn::Mul(hn::Sub(hn::Min(x, vcut), vcut), vscale));
+}
+
 // The sum over the entries below cut of exp((x - cut) * scale), and the
 // count of those equal to it. Lanes at or above cut are masked (their exp
 // taken at cut, then dropped); the pad, -inf, is below and maps to 0.
@@ -53,8 +60,7 @@ double ExpSumBelowImpl(const float* row, size_t n, float cut, float scale, doubl
   SumVirtualLanes<2>(
       d, row, nullptr, n, -HUGE_VALF,
       [&](auto x, auto, auto* t) BD_TERMS {
-        const auto e = ExpF32(d, hn::Mul(hn::Sub(hn::Min(x, vcut), vcut), vscale));
-        t[0] = hn::IfThenElseZero(hn::Lt(x, vcut), e);
+        t[0] = hn::IfThenElseZero(hn::Lt(x, vcut), ExpFromCut(d, x, vcut, vscale));
         t[1] = hn::IfThenElseZero(hn::Eq(x, vcut), one);
       },
       totals, nullptr);
@@ -73,8 +79,7 @@ double ExpSumAtMostImpl(const float* row, size_t n, float cut, float scale) {
   SumVirtualLanes<1>(
       d, row, nullptr, n, -HUGE_VALF,
       [&](auto x, auto, auto* t) BD_TERMS {
-        const auto e = ExpF32(d, hn::Mul(hn::Sub(hn::Min(x, vcut), vcut), vscale));
-        t[0] = hn::IfThenElseZero(hn::Le(x, vcut), e);
+        t[0] = hn::IfThenElseZero(hn::Le(x, vcut), ExpFromCut(d, x, vcut, vscale));
       },
       &total, nullptr);
   return total;

@@ -50,8 +50,8 @@ class CandidateProbs final : public SortedProbs {
       // 230 000 5-7 % slower (one more gather before the whole row), natively
       // 23 % / 33 % / 32 % and 7-10 % (docs/bregman.md, "The sorted prefix").
       if (need > c_.SortedCount()) {
-        const size_t next = requested_ == 0     ? kFirstPrefix
-                            : requested_ < 512   ? 8 * requested_
+        // (The first prefix, kFirstPrefix, is the normaliser's.)
+        const size_t next = requested_ < 512     ? 8 * requested_
                             : requested_ < 32768 ? 4 * requested_
                                                  : 2 * requested_;
         requested_ = std::min(c_.Count(), std::max(need, next));
@@ -63,16 +63,14 @@ class CandidateProbs final : public SortedProbs {
         if (g_request_count < kRecordedRequests) g_requests[g_request_count++] = requested_;
         EnsureSorted(c_, requested_, ws_);
       }
-      const size_t avail = c_.SortedCount();
-      if (ws_.prefix_p.size() < avail) ws_.prefix_p.resize(std::max(avail, 2 * ws_.prefix_p.size()));
+      double* p = PrefixBuffer(c_.SortedCount());
       // Convert only what was asked for (each entry's conversion is its
       // own, so converting in pieces gives the same bits): the sorted
       // prefix can be several times longer, and an exp per entry is a
       // noticeable part of a large-k decode. ScaledExpF64 keeps denormal p
       // at a low temperature (ExpFullF64 past |x| = 700, where ExpF64
       // alone would flush them to 0 and the solver would see other p).
-      ScaledExpF64(c_.logits + converted_, need - converted_, max_, c_.temperature, z_,
-                   ws_.prefix_p.data() + converted_);
+      ScaledExpF64(c_.logits + converted_, need - converted_, max_, c_.temperature, z_, p + converted_);
       converted_ = need;
     }
     return ws_.prefix_p.data();
@@ -93,26 +91,35 @@ class CandidateProbs final : public SortedProbs {
     requested_ = head;  // the first growth, as Prefix() would ask it
     if (g_request_count < kRecordedRequests) g_requests[g_request_count++] = requested_;
     EnsureSorted(c_, head, ws_);
-    if (ws_.prefix_p.size() < head) ws_.prefix_p.resize(std::max<size_t>(head, 2 * ws_.prefix_p.size()));
-    double* e = ws_.prefix_p.data();  // (overwritten by the first conversion)
+    double* e = PrefixBuffer(head);
     ScaledExpF64(c_.logits, head, max_, c_.temperature, 1.0, e);
-    if (head == n) {
-      double z = 0.0;
-      for (size_t i = 0; i < head; ++i) z += e[i];
-      return z;
-    }
     // The head above cut in float64; the ties at cut (in the head or past
     // it) in the SIMD pass, where each adds exactly 1 (nothing to take off).
-    const float cut = c_.logits[head - 1];
     size_t above = head;
-    while (above > 0 && c_.logits[above - 1] == cut) --above;
+    double rest = 0.0;
+    if (head < n) {
+      const float cut = c_.logits[head - 1];
+      while (above > 0 && c_.logits[above - 1] == cut) --above;
+      const float scale = static_cast<float>(1.0 / c_.temperature);
+      const double x = (static_cast<double>(cut) - static_cast<double>(max_)) / c_.temperature;
+      rest = (c_.truncated ? ExpSumAtMost(c_.logits + above, c_.size - above, cut, scale)
+                           : ExpSumAtMost(c_.row, c_.vocab, cut, scale)) *
+             ExpFullF64(x);
+    }
     double z = 0.0;
     for (size_t i = 0; i < above; ++i) z += e[i];
-    const float scale = static_cast<float>(1.0 / c_.temperature);
-    const double rest = c_.truncated ? ExpSumAtMost(c_.logits + above, c_.size - above, cut, scale)
-                                     : ExpSumAtMost(c_.row, c_.vocab, cut, scale);
-    const double x = (static_cast<double>(cut) - static_cast<double>(max_)) / c_.temperature;
-    return z + rest * ExpFullF64(x);
+    z += rest;
+    // The head's p: its exps over Z, the bits ScaledExpF64 gives with Z (it
+    // divides the same exp), so Prefix() need not convert them again.
+    for (size_t i = 0; i < head; ++i) e[i] /= z;
+    converted_ = head;
+    return z;
+  }
+
+  // ws.prefix_p with room for n (grown geometrically, never shrunk).
+  double* PrefixBuffer(size_t n) {
+    if (ws_.prefix_p.size() < n) ws_.prefix_p.resize(std::max(n, 2 * ws_.prefix_p.size()));
+    return ws_.prefix_p.data();
   }
 
   double TailPow(size_t k, double alpha) override {
