@@ -9,6 +9,7 @@
 // the whole row, or rewrites the one stage that needs the whole row's
 // normaliser (top-p) into an equivalent one, or falls back to a full readback
 // and says so. docs/webgpu.md has the argument.
+import { isGreedyTemperature } from '../api.mjs';
 import { decoderWgsl, kChunk, kCtlWords, kPartialWords } from './wgsl.mjs';
 
 const DEFAULT_ORDER = ['logit_bias', 'penalties', 'dry', 'no_repeat_ngram', 'top_n_sigma', 'top_k',
@@ -47,10 +48,7 @@ const bansOnly = (o) => {
   return [...(b instanceof Map ? b.values() : Object.values(b))].every((x) => x === -Infinity);
 };
 
-const isGreedy = (o) => {
-  const t = o.temperature ?? 1;
-  return typeof t === 'number' && (t === 0 || Math.fround(1 / Math.fround(t)) === Infinity);
-};
+const isGreedy = (o) => isGreedyTemperature(o.temperature ?? 1);
 
 function bufferUsage() {
   const U = globalThis.GPUBufferUsage;

@@ -173,6 +173,16 @@ function writeBregman(slots, M, b) {
 }
 
 /**
+ * The decoder's greedy rule (src/decoder.cc): temperature 0, or one whose
+ * 1/T overflows float. The API and the WebGPU planner both ask it.
+ */
+export function isGreedyTemperature(t) {
+  if (typeof t !== 'number') return false;
+  const f = Math.fround(t);
+  return f === 0 || !Number.isFinite(Math.fround(1 / f));
+}
+
+/**
  * Checks load()'s options (both entries): a plain object with the known keys
  * only, each of its type, so a typo or a wrong value is an error naming it
  * rather than an opaque failure to instantiate the module (or, in Node, a
@@ -467,12 +477,8 @@ export function createApi(M, entropy32) {
       distribution: slots[M.SLOT_RETURN_DISTRIBUTION] !== 0,
       // Bregman runs unless the call is greedy (temperature 0, or 1/T
       // overflowing float: the decoder's rule): then it reports no objective.
-      objective: slots[M.SLOT_BREGMAN] !== 0 && !greedyTemperature(slots[M.SLOT_TEMPERATURE]),
+      objective: slots[M.SLOT_BREGMAN] !== 0 && !isGreedyTemperature(slots[M.SLOT_TEMPERATURE]),
     };
-  }
-  function greedyTemperature(t) {
-    const f = Math.fround(t);
-    return f === 0 || !Number.isFinite(Math.fround(1 / f));
   }
   function readSample(flags) {
     const result = { token: raw.token(), logprob: raw.logprob(), k: raw.k() };
