@@ -69,12 +69,33 @@ struct Candidates {
   float list_exp_max = 0.0f;
   float list_exp_scale = 0.0f;
 
+  // The candidates as a band of the row, never gathered: the row's entries
+  // with band_lo <= logit <= band_hi (band_count of them), weighed by band_exp (row-aligned,
+  // exp((logit - list_exp_max) * list_exp_scale) as the stage's exp pass
+  // wrote them). Left only by top-p and typical on the row, and only where
+  // the draw follows at once (Sample without the distribution, no stage
+  // acting after: StageContext::draw_follows) and the band is large
+  // (KeepAsRowBand): gathering 100 000+ survivors costs more than the draw
+  // that reads them. c.truncated stays false; nothing but the draw reads it.
+  bool row_band = false;
+  float band_lo = 0.0f, band_hi = 0.0f;
+  size_t band_count = 0;
+  const float* band_exp = nullptr;
+
   // Number of candidates (finite logits in the row, or the list size).
   size_t Count() const { return truncated ? size : row_finite; }
   // Number of candidates known in order: the list's sorted head, or on the
   // row the sorted prefix gathered so far (EnsureSorted).
   size_t SortedCount() const { return truncated ? sorted : size; }
 };
+
+// Whether a cut that keeps `kept` of a row of `vocab` entries, as a band of
+// the row, is left as one (Candidates::row_band) instead of gathered. A rule
+// of the kept set alone: the draw over a band (the row's blocks, masked)
+// differs in rounding from the draw over the same set gathered (the list's
+// blocks), so whichever path found the set, the same set draws alike, also
+// on a candidate row that holds it at the same ids (web/gpu).
+inline bool KeepAsRowBand(size_t kept, size_t vocab) { return kept > vocab / 8; }
 
 // Ensures the first min(m, Count()) candidates in order are available in
 // c.ids / c.logits. On the row, the entries come from one gather at a

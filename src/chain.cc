@@ -57,7 +57,9 @@ void CallTopK(StageCall& a) {
   if (a.o.top_k > 0) ApplyTopK(a.c, std::max(static_cast<size_t>(a.o.top_k), a.min_keep), a.ws);
 }
 void CallTypical(StageCall& a) { ApplyTypical(a.c, a.o.typical, a.ws, a.ctx); }
-void CallTopP(StageCall& a) { ApplyTopP(a.c, a.o.top_p, a.min_keep, a.ws); }
+void CallTopP(StageCall& a) {
+  ApplyTopP(a.c, a.o.top_p, a.min_keep, a.ws, a.ctx.draw_follows);
+}
 void CallMinP(StageCall& a) { ApplyMinP(a.c, a.o.min_p, a.min_keep, a.ws); }
 void CallXtc(StageCall& a) { ApplyXtc(a.c, a.o.xtc, a.ws, a.ctx); }
 void CallEpsilon(StageCall& a) { ApplyEpsilon(a.c, a.o.epsilon, a.ws, a.ctx); }
@@ -95,6 +97,35 @@ constexpr StageFn kStageFns[] = {
 static_assert(sizeof(kStageFns) / sizeof(kStageFns[0]) == static_cast<size_t>(StageId::kCount),
               "one entry per StageId, in its order");
 
+// Whether a stage can change the candidates under these options: false only
+// where its Call above (or its Apply's first line) returns at once. A stage
+// not listed here counts as acting.
+bool StageActs(StageId id, const DecodeOptions& o, bool greedy) {
+  switch (id) {
+    case StageId::kLogitBias:
+      return o.logit_bias.n > 0 || o.logit_bias.n_banned > 0 || o.logit_bias.restrict_to_allowed;
+    case StageId::kPenalties:
+      return o.penalties.repetition != 1.0f || o.penalties.frequency != 0.0f ||
+             o.penalties.presence != 0.0f;
+    case StageId::kDry: return o.dry.multiplier > 0.0f;
+    case StageId::kNoRepeatNgram: return o.no_repeat_ngram.size > 0;
+    case StageId::kTopNSigma: return o.top_n_sigma.n > 0.0f;
+    case StageId::kTopK: return o.top_k > 0;
+    case StageId::kTypical: return o.typical.p < 1.0f;
+    case StageId::kTopP: return o.top_p < 1.0f;
+    case StageId::kMinP: return o.min_p > 0.0f;
+    case StageId::kXtc: return o.xtc.probability > 0.0f;
+    case StageId::kEpsilon: return o.epsilon.epsilon > 0.0f;
+    case StageId::kEta: return o.eta.eta > 0.0f;
+    case StageId::kTemperature:
+      return !greedy && (o.temperature != 1.0f || o.dynatemp.range > 0.0f);
+    case StageId::kMirostat: return !greedy && o.mirostat_enabled;
+    case StageId::kBregman: return !greedy && o.bregman_enabled;
+    case StageId::kCount: break;
+  }
+  return true;
+}
+
 }  // namespace
 
 ChainOutcome RunStages(Candidates& c, const DecodeOptions& o, bool greedy,
@@ -104,10 +135,21 @@ ChainOutcome RunStages(Candidates& c, const DecodeOptions& o, bool greedy,
   const StageId* order = o.order_len ? o.order : kDefaultOrder;
   const size_t n = o.order_len ? o.order_len : sizeof(kDefaultOrder) / sizeof(kDefaultOrder[0]);
   const size_t min_keep = static_cast<size_t>(o.min_keep > 1 ? o.min_keep : 1);
-  StageCall call{c, o, greedy, mirostat, ws, ctx, min_keep, out, false};
+  // Only the last stage that acts may leave its survivors to the draw as a
+  // band of the row (StageContext::draw_follows).
+  size_t acting_end = 0;  // one past it
+  for (size_t s = n; s-- > 0;) {
+    if (StageActs(order[s], o, greedy)) {
+      acting_end = s + 1;
+      break;
+    }
+  }
+  StageContext here = ctx;
+  StageCall call{c, o, greedy, mirostat, ws, here, min_keep, out, false};
   for (size_t s = 0; s < n && c.Count() > 0; ++s) {
     const size_t id = static_cast<size_t>(order[s]);
     call.last = s + 1 == n;
+    here.draw_follows = ctx.draw_follows && !greedy && s + 1 == acting_end;
     if (id < sizeof(kStageFns) / sizeof(kStageFns[0])) kStageFns[id](call);
   }
   return out;

@@ -59,6 +59,36 @@ DrawPick WalkBlocks(const float* row, size_t n, float max, float scale,
   return DrawPick{begin + pick, e[pick]};
 }
 
+// WalkBlocks over a band of the row: the entries with lo <= row[i] <= hi,
+// weighed by e[i] (the others 0), block_sums from SumBandBlocks.
+DrawPick WalkBand(const float* row, const float* e, size_t n, float lo, float hi,
+                  const float* block_sums, double target) {
+  const size_t nb = NumBlocks(n);
+  double cum = 0.0, cum_before_last = 0.0;
+  size_t b = 0, last = nb;
+  for (; b < nb; ++b) {
+    if (!(block_sums[b] > 0.0f)) continue;
+    if (cum + block_sums[b] > target) break;
+    last = b;
+    cum_before_last = cum;
+    cum += block_sums[b];
+  }
+  if (b == nb) {
+    b = last;
+    cum = cum_before_last;
+  }
+  const size_t begin = b * kBlock;
+  const size_t end = std::min(begin + kBlock, n);
+  size_t pick = begin;
+  for (size_t i = begin; i < end; ++i) {
+    if (!(row[i] >= lo && row[i] <= hi && e[i] > 0.0f)) continue;
+    pick = i;
+    cum += e[i];
+    if (cum > target) break;
+  }
+  return DrawPick{pick, e[pick]};
+}
+
 // Whether the draw may read a stage's list exps (Candidates::list_exp):
 // cleared only by tests, which compare against a decoder that never does.
 bool g_reuse_list_exps = true;
@@ -134,7 +164,8 @@ StatusCode Decoder::Validate(const DecodeOptions& o) {
   return StatusCode::kOk;
 }
 
-StatusCode Decoder::RunChain(bool want_objective, const float* logits, size_t vocab,
+StatusCode Decoder::RunChain(bool want_objective, bool draw_follows, const float* logits,
+                             size_t vocab,
                              const DecodeOptions& o,
                              const SamplerState* state, uint64_t step, Candidates& c) {
   error_[0] = '\0';
@@ -204,6 +235,7 @@ StatusCode Decoder::RunChain(bool want_objective, const float* logits, size_t vo
   ctx.seed = o.seed;
   ctx.step = step;
   ctx.want_objective = want_objective;
+  ctx.draw_follows = draw_follows;
   const ChainOutcome outcome =
       RunStages(c, o, greedy, state ? &state->mirostat() : nullptr, ws_, ctx);
   objective_ = outcome.objective;
@@ -247,7 +279,7 @@ StatusCode Decoder::Decode(const float* logits, size_t vocab, const DecodeOption
                            const SamplerState* state) {
   Candidates c;
   const uint64_t step = state ? state->step() : o.step;
-  if (const StatusCode s = RunChain(true, logits, vocab, o, state, step, c);
+  if (const StatusCode s = RunChain(true, false, logits, vocab, o, state, step, c);
       s != StatusCode::kOk) {
     return s;
   }
@@ -285,16 +317,38 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
                            SamplerState* state) {
   Candidates c;
   const uint64_t step = state ? state->step() : o.step;
-  if (const StatusCode s = RunChain(false, logits, vocab, o, state, step, c);
+  if (const StatusCode s = RunChain(false, !o.return_distribution, logits, vocab, o, state, step, c);
       s != StatusCode::kOk) {
     return s;
   }
   double p_token = 1.0;
   draw_reused_exps_ = false;
+  drew_row_band_ = false;
   if (greedy_token_ >= 0) {
     k_ = 1;
     token_ = greedy_token_;
     logprob_ = 0.0;
+  } else if (c.row_band) {
+    // A band of the row left by its stage (top-p, typical): the row's draw
+    // with every entry outside the band weighing 0, i.e. the band's sums per
+    // row block (one pass over the row and the stage's exps), then one block.
+    const double u = UniformDraw(o.seed, step);
+    float* e = ws_.row_exp.data();
+    if (!g_reuse_list_exps) {
+      // The same exps recomputed (the tests' decoder that never reuses them).
+      ExpWrite(c.row, vocab, c.list_exp_max, c.list_exp_scale, e);
+    } else {
+      e = const_cast<float*>(c.band_exp);
+      draw_reused_exps_ = true;
+    }
+    float* block_sums = ws_.block_sums.data();
+    const double z = SumBandBlocks(c.row, e, vocab, c.band_lo, c.band_hi, block_sums);
+    const DrawPick d = WalkBand(c.row, e, vocab, c.band_lo, c.band_hi, block_sums, u * z);
+    drew_row_band_ = true;
+    k_ = c.band_count;
+    token_ = static_cast<int32_t>(d.index);
+    p_token = static_cast<double>(d.e) / z;
+    logprob_ = LogF64(static_cast<double>(d.e)) - LogF64(z);
   } else if (!c.truncated) {
     // Inverse CDF over the row in id order, no sort: one exp pass leaves
     // the block sums; walk them to the block holding u * Z, then walk that

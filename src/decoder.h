@@ -58,6 +58,9 @@ class Decoder {
   // decoders of the process).
   bool draw_reused_exps() const { return draw_reused_exps_; }
   static void ReuseListExpsForTesting(bool on);
+  // Whether the last Sample drew from a band of the row, never gathered
+  // (Candidates::row_band; a diagnostic for the tests).
+  bool drew_row_band() const { return drew_row_band_; }
 
   // Bytes held by the workspace (for the flat-heap tests).
   size_t WorkspaceBytes() const;
@@ -70,7 +73,8 @@ class Decoder {
   StatusCode ValidateForRow(const DecodeOptions& o, size_t vocab, const SamplerState* state);
   // Checks the row, copies it in and runs every stage; leaves the survivors
   // in c (for greedy: the chosen token in greedy_token_).
-  StatusCode RunChain(bool want_objective, const float* logits, size_t vocab,
+  // draw_follows: a draw takes the survivors at once (StageContext).
+  StatusCode RunChain(bool want_objective, bool draw_follows, const float* logits, size_t vocab,
                       const DecodeOptions& o, const SamplerState* state, uint64_t step, Candidates& c);
   void ListProbs(Candidates& c);
   // Writes the survivors to ids()/probs() (k() = their count), sorted most
@@ -87,6 +91,7 @@ class Decoder {
   double objective_ = 0.0;
   int32_t greedy_token_ = -1;
   bool draw_reused_exps_ = false;
+  bool drew_row_band_ = false;
   float raw_max_ = 0.0f;
   double raw_log_z_ = 0.0;
 };

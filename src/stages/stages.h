@@ -31,7 +31,10 @@ void ApplyTopK(Candidates& c, size_t k, Workspace& ws);
 // Keeps the smallest most-probable prefix whose mass reaches p (llama.cpp;
 // reached means >= p within 1e-6 relative, so exact prefix sums written as
 // float32 logits stop where the arithmetic says), and at least min_keep.
-void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws);
+// draw_follows (StageContext::draw_follows): a large nucleus on the row may
+// stay a band of it (Candidates::row_band).
+void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws,
+               bool draw_follows = false);
 
 // Keeps the candidates with logit >= t, or the top min_keep when fewer pass:
 // one SIMD count pass, then one gather (or nothing when all pass). The rule

@@ -159,9 +159,10 @@ constexpr size_t kRingMin = 65536;
 // in double, so a cut can move only where the walk's margin is below ~1e-7
 // of the mass (inside the target's 1e-6 fuzz).
 struct TopPRingCut {
-  float lo, hi;  // the boundary bucket's band [lo, hi)
-  double above;  // mass of the entries >= hi
-  size_t n;      // ring tokens, in ws.ids / ws.logits
+  float lo, hi;        // the boundary bucket's band [lo, hi)
+  double above;        // mass of the entries >= hi
+  size_t n;            // ring tokens, in ws.ids / ws.logits
+  size_t above_hole;   // entries above the ring (the hole's count)
 };
 bool TopPRing(Candidates& c, float max, float inv_width, const float* e, double z,
               double target, Workspace& ws, TopPRingCut* cut) {
@@ -217,13 +218,13 @@ bool TopPRing(Candidates& c, float max, float inv_width, const float* e, double 
   --g_top_p_ring_misses;
   ++g_top_p_ring_hits;
   const Band band = BucketBand(max, inv, b, -FLT_MAX, std::nextafter(max, INFINITY));
-  *cut = TopPRingCut{band.lo, band.hi, above, n};
+  *cut = TopPRingCut{band.lo, band.hi, above, n, hole.count};
   return true;
 }
 
 // e: exp((v - max) * scale) of every candidate (ApplyTopP's pass), z their sum.
 void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float scale,
-                     const float* e, double z, Workspace& ws) {
+                     const float* e, double z, Workspace& ws, bool draw_follows) {
   bool on_row = !c.truncated;
   const double target = p * (1.0 - 1e-6) * z;
   // Invariant: mass(v >= lo) >= target > mass(v >= hi) = above. Below
@@ -280,10 +281,12 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
   // buckets spanning [lo, hi) (coordinate (hi - v) * width), until the band
   // is small or a single float wide. Their exps are the pass's values.
   float* band_e = on_row ? ws.stage_f32.data() : ws.row_exp.data();  // free here
+  size_t band_written = 0;  // band_e entries written (prefiltered: over the row's exps)
   while (n_band > kTopPBand) {
     const float sub_inv = static_cast<float>(kMassBuckets / (static_cast<double>(hi) - lo));
     if (!(sub_inv > 0.0f) || !std::isfinite(sub_inv)) break;
     for (size_t j = 0; j < n_band; ++j) band_e[j] = e[band[j]];
+    band_written = std::max(band_written, n_band);
     MassHistogram(band_v, band_e, n_band, hi, sub_inv, mass, nullptr);
     const Band sub = BucketBand(hi, sub_inv, BoundaryBucket(mass, target, above), lo, hi);
     const float lo2 = std::max(lo, sub.lo);
@@ -336,6 +339,23 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
   auto in_nucleus = [&c, cut_logit, cut_id](size_t i) {
     return (c.logits[i] > cut_logit) | ((c.logits[i] == cut_logit) & (c.ids[i] <= cut_id));
   };
+  // A large nucleus of the row (no ties left out: it is then the band
+  // [cut_logit, +inf) of the row) stays a band when the draw follows.
+  auto leave_band = [&](size_t kept) {
+    if (!(draw_follows && !ties_dropped && KeepAsRowBand(kept, c.vocab))) return false;
+    c.truncated = false;
+    c.size = 0;
+    c.sorted = 0;
+    c.list_exp = nullptr;
+    c.row_band = true;
+    c.band_count = kept;
+    c.band_lo = cut_logit;
+    c.band_hi = INFINITY;
+    c.band_exp = ws.row_exp.data();
+    c.list_exp_max = max;
+    c.list_exp_scale = scale;
+    return true;
+  };
   if (prefiltered) {
     // The row's nucleus (ascending ids) with its exps: the draw's list_exp,
     // as the row's gather below would leave it (CompactList, carrying exps).
@@ -344,11 +364,29 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
     c.list_exp = list_e;
     c.list_exp_max = max;
     c.list_exp_scale = scale;
+    if (draw_follows && !ties_dropped && KeepAsRowBand(c.size, c.vocab)) {
+      // The band's histogram wrote its weights over the row's exps' head
+      // (band_e): those are rewritten, the same bits.
+      ExpWrite(c.row, std::min(c.vocab, band_written), max, scale, ws.row_exp.data());
+      leave_band(c.size);
+    }
     return;
   }
   if (!on_row) {
     CompactList(c, in_nucleus);
     return;
+  }
+  // Where the nucleus is large, its count decides whether it stays a band:
+  // the ring's hole and its ring tokens kept, else a counting pass.
+  if (draw_follows && !ties_dropped) {
+    size_t kept = 0;
+    if (ringed) {
+      kept = ring.above_hole;
+      for (size_t j = 0; j < ring.n; ++j) kept += ws.logits[j] >= cut_logit;
+    } else {
+      kept = CountAtLeast(c.row, c.vocab, cut_logit, blocks);
+    }
+    if (leave_band(kept)) return;
   }
   // The row: the nucleus in ascending ids with its exps, in one gather.
   float* list_exp = ws.stage_f32.data();
@@ -371,7 +409,7 @@ void SetTopPRingForTesting(bool on) { g_top_p_ring = on; }
 size_t TopPRingHitsForTesting() { return g_top_p_ring_hits; }
 size_t TopPRingMissesForTesting() { return g_top_p_ring_misses; }
 
-void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws) {
+void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws, bool draw_follows) {
   const size_t n = c.Count();
   if (p >= 1.0 || n <= 1) return;
   const float max = CandidateMax(c);
@@ -402,7 +440,7 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws) {
     }
     if (avail == n) return;  // the whole set is needed: nothing to cut
   }
-  TopPByThreshold(c, p, min_keep, max, scale, e, z, ws);
+  TopPByThreshold(c, p, min_keep, max, scale, e, z, ws, draw_follows && !c.truncated);
 }
 
 void KeepLogitAtLeast(Candidates& c, float t, size_t min_keep, Workspace& ws) {

@@ -263,7 +263,7 @@ struct BandList {
 // cache dropped): the general walk below then runs.
 bool KeepRowBand(Candidates& c, const Span& s, const float* e, double center, double r_lo,
                  double r_hi, double target, size_t keep_min, float max, float scale,
-                 const BandList& band, Workspace& ws) {
+                 const BandList& band, bool draw_follows, Workspace& ws) {
   const FloatBand a = r_lo >= 0.0 ? BandWithin(center, r_lo) : FloatBand{INFINITY, -INFINITY};
   const FloatBand b = BandWithin(center, r_hi);
   const bool a_empty = !(a.lo <= a.hi);
@@ -329,6 +329,20 @@ bool KeepRowBand(Candidates& c, const Span& s, const float* e, double center, do
   if (kept >= c.row_finite) return false;  // keeps everything: the general path's no-op
 
   const FloatBand f = BandWithin(center, stop);
+  if (draw_follows && ties_out == 0 && KeepAsRowBand(kept, c.vocab)) {
+    // A large set the draw reads straight from the row: no gather.
+    c.size = 0;
+    c.sorted = 0;
+    c.list_exp = nullptr;
+    c.row_band = true;
+    c.band_count = kept;
+    c.band_lo = f.lo;
+    c.band_hi = f.hi;
+    c.band_exp = e;
+    c.list_exp_max = max;
+    c.list_exp_scale = scale;
+    return true;
+  }
   float* list_exp = ws.stage_f32.data();
   const int32_t last_id = g_idx[perm[walked]];
   size_t n;
@@ -378,7 +392,7 @@ bool KeepRowBand(Candidates& c, const Span& s, const float* e, double center, do
 
 }  // namespace
 
-void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const StageContext&) {
+void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const StageContext& ctx) {
   const size_t n = c.Count();
   if (!(p.p < 1.0f) || n <= 1) return;
   const Span s = c.truncated ? Span{c.logits, c.ids, c.size} : Span{c.row, nullptr, c.vocab};
@@ -592,7 +606,8 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
     // (Any round: the rounds before kept whole bands, everything within
     // r_done <= r_lo, which is what the band path assumes of A.)
     if (!c.truncated && r_hi < kInf && g_row_bands &&
-        KeepRowBand(c, s, e, center, r_lo, r_hi, target, keep_min, max, scale, band, ws)) {
+        KeepRowBand(c, s, e, center, r_lo, r_hi, target, keep_min, max, scale, band,
+                    ctx.draw_follows, ws)) {
       ++g_row_band_hits;
       return;
     }

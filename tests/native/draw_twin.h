@@ -17,10 +17,15 @@ struct TwinDraw {
   int32_t token;
   double gap;  // |u Z - nearest CDF boundary| / Z
 };
-inline TwinDraw DrawTwin(const std::vector<float>& row, float max, float scale, double u) {
+// keep (optional, row-aligned): the entries outside it weigh 0 (the draw
+// over a band of the row, Candidates::row_band).
+inline TwinDraw DrawTwin(const std::vector<float>& row, float max, float scale, double u,
+                         const std::vector<char>* keep = nullptr) {
   const size_t n = row.size();
   std::vector<float> e(n), bs;
-  for (size_t i = 0; i < n; ++i) e[i] = ExpF32Twin((row[i] - max) * scale);
+  for (size_t i = 0; i < n; ++i) {
+    e[i] = keep && !(*keep)[i] ? 0.0f : ExpF32Twin((row[i] - max) * scale);
+  }
   double z = 0.0;
   for (size_t b = 0; b < n; b += 256) {
     float lanes[16] = {0};

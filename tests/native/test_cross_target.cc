@@ -20,6 +20,7 @@
 
 #include "bregman/support_sketch.h"
 #include "decoder.h"
+#include "stages/stages.h"
 #include "kernels/blocks.h"
 #include "kernels/exp_f64.h"
 #include "kernels/histogram.h"
@@ -397,6 +398,45 @@ static void CheckPinnedOnEveryTarget(const char* what, uint64_t (*hash)(const st
   MESSAGE(what << " hash " << got[0]);
   for (size_t t = 1; t < got.size(); ++t) CHECK_MESSAGE(got[t] == got[0], names[t]);
   CHECK(got[0] == pinned);
+}
+
+// Draws over a band of the row left ungathered (Candidates::row_band): top-p
+// (its ring and its row histogram) and typical on a flat row long enough for
+// both, tempered and not; every draw must take the band (else the hash
+// would pin the list's draw instead).
+uint64_t BandDrawHash(const std::vector<float>& row) {
+  Fnv h;
+  bd::Decoder dec;
+  for (int config = 0; config < 6; ++config) {
+    bd::DecodeOptions o;
+    if (config < 4) {
+      o.top_p = config % 2 ? 0.6f : 0.9f;
+    } else {
+      o.typical.p = config == 4 ? 0.9f : 0.5f;
+    }
+    if (config == 1 || config == 5) {
+      o.temperature = 0.8f;
+      o.order[0] = bd::StageId::kTemperature;
+      o.order[1] = config == 1 ? bd::StageId::kTopP : bd::StageId::kTypical;
+      o.order_len = 2;
+    }
+    bd::SetTopPRingForTesting(config != 2);
+    for (uint64_t step = 0; step < 40; ++step) {
+      o.seed = 17;
+      o.step = step;
+      REQUIRE(dec.Sample(row.data(), row.size(), o) == bd::StatusCode::kOk);
+      REQUIRE(dec.drew_row_band());
+      h.Add(dec.token());
+      h.Add(static_cast<uint64_t>(dec.k()));
+    }
+  }
+  bd::SetTopPRingForTesting(true);
+  return h.h;
+}
+constexpr uint64_t kBandDrawHash = 6789113253608025389ull;
+
+TEST_CASE("every target: a band of the row left for the draw draws the same tokens (pinned)") {
+  CheckPinnedOnEveryTarget("band draw", BandDrawHash, LlmRow(70000, 8, 0.004), kBandDrawHash);
 }
 
 TEST_CASE("every target: float64 support maps and their Bregman decodes are bit-identical") {

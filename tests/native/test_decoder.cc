@@ -389,6 +389,104 @@ void SamePathOnAndOff(bd::Decoder& dec, const std::vector<float>& row, bd::Decod
   set_path(true);
 }
 
+TEST_CASE("a large nucleus or typical set left as a band of the row: the masked row's draw, only where the draw follows") {
+  // Where top-p or typical keeps more than an eighth of the row and a draw
+  // follows at once, the survivors are not gathered: the draw walks the
+  // row's blocks with every entry outside the band weighing 0. Checked
+  // against the twin of that draw over decode()'s kept set (an independent
+  // path: decode gathers), on every row path (top-p's ring, its row
+  // histogram, its prefilter; typical's bands), with the exps reused and
+  // recomputed; and no band where a stage acts after, the distribution is
+  // asked for, or the set is small.
+  std::mt19937_64 rng(53);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  bd::Decoder dec;
+  size_t band_draws = 0, list_draws = 0, prefiltered_bands = 0;
+  for (int trial = 0; trial < 34; ++trial) {
+    // (The last four: the prefilter's nucleus with a boundary band dense
+    // enough to be histogrammed again, over the head of the row's exps.)
+    const bool dense = trial >= 30;
+    const size_t v = trial % 5 == 0 || dense ? 262144 : 20000 + rng() % 80000;
+    std::vector<float> row(v);
+    const float spread = dense ? (trial % 2 ? 0.7f : 1.0f)
+                         : trial % 3 == 0 ? 1.0f : trial % 3 == 1 ? 1.5f : 3.0f;
+    for (float& x : row) x = spread * g(rng);
+    if (trial % 4 == 3 && !dense) row = LlmRow(v, rng, 0.05 + 0.01 * (trial % 7));  // a milder head
+    bd::DecodeOptions o;
+    const bool typical = trial % 2 == 1 && !dense;
+    const float ps[] = {0.3f, 0.6f, 0.9f, 0.95f, 0.99f};
+    (typical ? o.typical.p : o.top_p) = dense ? (trial < 32 ? 0.5f : 0.7f) : ps[(trial / 2) % 5];
+    o.temperature = trial % 3 == 2 && !dense ? 0.8f : 1.0f;
+    if (o.temperature != 1.0f) {  // (the temperature first: nothing acts after the cut)
+      o.order[0] = bd::StageId::kTemperature;
+      o.order[1] = typical ? bd::StageId::kTypical : bd::StageId::kTopP;
+      o.order_len = 2;
+    }
+    const bool ring = trial % 6 != 4 || dense, prefilter = trial % 7 != 5 || dense;
+    bd::SetTopPRingForTesting(ring);
+    bd::SetTopPPrefilterForTesting(prefilter);
+    CAPTURE(trial);
+    CAPTURE(v);
+    o.sorted = false;
+    REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+    const size_t k = dec.k();
+    std::vector<char> keep(v, 0);
+    for (size_t i = 0; i < k; ++i) keep[dec.ids()[i]] = 1;
+    const float max = *std::max_element(row.begin(), row.end());
+    const float scale = static_cast<float>(1.0 / o.temperature);
+    for (uint64_t step = 0; step < 12; ++step) {
+      o.seed = 3;
+      o.step = step;
+      const size_t prefilter_hits = bd::TopPPrefilterHitsForTesting();
+      REQUIRE(dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
+      CHECK(dec.k() == k);
+      CHECK(dec.drew_row_band() == (k > v / 8 && k < v));
+      const double u = bd::UniformDraw(3, step);
+      if (dec.drew_row_band()) {
+        ++band_draws;
+        prefiltered_bands += bd::TopPPrefilterHitsForTesting() > prefilter_hits;
+        REQUIRE(dec.token() == bd_test::DrawTwin(row, max, scale, u, &keep).token);
+        const int32_t token = dec.token();
+        bd::Decoder::ReuseListExpsForTesting(false);
+        REQUIRE(dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
+        bd::Decoder::ReuseListExpsForTesting(true);
+        CHECK(dec.drew_row_band());
+        CHECK_FALSE(dec.draw_reused_exps());
+        CHECK(dec.token() == token);
+      } else {
+        ++list_draws;
+        REQUIRE(keep[dec.token()]);
+      }
+    }
+    if (k > v / 8 && k < v) {
+      // A stage acting after the cut, or the distribution asked for: the
+      // list as before (drawn from decode()'s survivors).
+      bd::DecodeOptions after = o;
+      after.min_p = 1e-30f;  // keeps every survivor, but acts
+      if (after.order_len == 2) {
+        after.order[2] = bd::StageId::kMinP;
+        after.order_len = 3;
+      }
+      REQUIRE(dec.Sample(row.data(), v, after) == bd::StatusCode::kOk);
+      CHECK_FALSE(dec.drew_row_band());
+      CHECK(keep[dec.token()]);
+      CHECK(dec.k() == k);
+      bd::DecodeOptions dist = o;
+      dist.return_distribution = true;
+      REQUIRE(dec.Sample(row.data(), v, dist) == bd::StatusCode::kOk);
+      CHECK_FALSE(dec.drew_row_band());
+      CHECK(dec.k() == k);
+      for (size_t i = 0; i < k; ++i) REQUIRE(keep[dec.ids()[i]]);
+    }
+  }
+  bd::SetTopPRingForTesting(true);
+  bd::SetTopPPrefilterForTesting(true);
+  MESSAGE(band_draws << " band draws (" << prefiltered_bands << " after the prefilter), "
+                     << list_draws << " list draws");
+  CHECK(band_draws >= 150);
+  CHECK(list_draws >= 50);
+}
+
 TEST_CASE("top-p's ring (flat rows) gives the row histogram's cut: tokens, kept sets and probabilities") {
   // A large nucleus the prefilter refuses (most of the row) is bracketed by a
   // ring of buckets around a sampled boundary, the mass above it summed in

@@ -270,7 +270,7 @@ TEST_CASE("ExpF64 is within 2 ulp of exp, and 0 below its floor") {
   CHECK(bd::ExpF64(-708.5) == 0.0);
 }
 
-TEST_CASE("ExpSum / ExpBlockSums / SumBlocks / ExpMoments / BandSum / FiniteMoments equal their virtual-lane twins bit for bit") {
+TEST_CASE("ExpSum / ExpBlockSums / SumBlocks / ExpMoments / BandSum / SumBandBlocks / FiniteMoments equal their virtual-lane twins bit for bit") {
   std::mt19937_64 rng(12);
   for (size_t n : Lengths()) {
     std::vector<float> row = RandomRow(n, rng, 0.05);
@@ -305,6 +305,17 @@ TEST_CASE("ExpSum / ExpBlockSums / SumBlocks / ExpMoments / BandSum / FiniteMome
       size_t in_band = 0;
       for (float x : row) in_band += x >= lo && x <= hi;
       CHECK(band.count == in_band);
+      // The draw's sums over a band of the row: per block, the rest 0.
+      std::vector<float> want_band_blocks;
+      const double want_band = VirtualLaneTwin(
+          n, [&](size_t i) { return row[i] >= lo && row[i] <= hi ? out[i] : 0.0f; },
+          &want_band_blocks);
+      std::vector<float> band_blocks(bd::NumBlocks(n) + 1, -1.0f);
+      CHECK(bd::SumBandBlocks(row.data(), out.data(), n, lo, hi, band_blocks.data()) == want_band);
+      CHECK(want_band == band.sum_w);
+      for (size_t b = 0; b < want_band_blocks.size(); ++b) {
+        REQUIRE(band_blocks[b] == want_band_blocks[b]);
+      }
     }
     const bd::FiniteMomentSums f = bd::FiniteMoments(row.data(), n, 0.5f);
     auto dx = [&](size_t i) { return row[i] >= -FLT_MAX ? row[i] - 0.5f : 0.0f; };
