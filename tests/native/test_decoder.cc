@@ -487,6 +487,90 @@ TEST_CASE("a large nucleus or typical set left as a band of the row: the masked 
   CHECK(list_draws >= 50);
 }
 
+TEST_CASE("no band of the row is left where any stage acts after the cut: each stage, acting and neutral") {
+  // The chain leaves the survivors of top-p / typical as a band only when
+  // no stage after them acts (StageActs in chain.cc mirrors each stage's
+  // early return). Each stage after the cut, switched on: the draw must be
+  // from the gathered list, inside decode()'s survivors; switched off: the
+  // band.
+  std::mt19937_64 rng(59);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  const size_t v = 70000;
+  std::vector<float> row(v);
+  for (float& x : row) x = g(rng);
+  std::vector<int32_t> history;
+  for (int i = 0; i < 200; ++i) history.push_back(static_cast<int32_t>(rng() % v));
+  const int32_t bias_ids[] = {1, 5, 9};
+  const float bias[] = {2.0f, -1.0f, 0.5f};
+  const int32_t banned[] = {2, 4, 6};
+  bd::Decoder dec;
+  size_t checked = 0;
+  for (size_t cut = 0; cut < 2; ++cut) {
+    for (size_t sid = 0; sid < static_cast<size_t>(bd::StageId::kCount); ++sid) {
+      const auto stage = static_cast<bd::StageId>(sid);
+      if (stage == bd::StageId::kTopP || stage == bd::StageId::kTypical) continue;
+      for (int acting = 0; acting < 2; ++acting) {
+        bd::DecodeOptions o;
+        (cut == 0 ? o.top_p : o.typical.p) = 0.9f;
+        o.order[0] = cut == 0 ? bd::StageId::kTopP : bd::StageId::kTypical;
+        o.order[1] = stage;
+        o.order_len = 2;
+        o.history = history.data();
+        o.history_len = history.size();
+        if (acting) {
+          switch (stage) {
+            case bd::StageId::kLogitBias:
+              o.logit_bias.ids = bias_ids;
+              o.logit_bias.bias = bias;
+              o.logit_bias.n = 3;
+              o.logit_bias.banned = banned;
+              o.logit_bias.n_banned = 3;
+              break;
+            case bd::StageId::kPenalties: o.penalties.repetition = 1.3f; break;
+            case bd::StageId::kDry: o.dry.multiplier = 0.8f; break;
+            case bd::StageId::kNoRepeatNgram: o.no_repeat_ngram.size = 2; break;
+            case bd::StageId::kTopNSigma: o.top_n_sigma.n = 2.0f; break;
+            case bd::StageId::kTopK: o.top_k = 50000; break;
+            case bd::StageId::kMinP: o.min_p = 0.05f; break;
+            case bd::StageId::kXtc:
+              o.xtc.probability = 1.0f;
+              o.xtc.threshold = 0.0001f;
+              break;
+            case bd::StageId::kEpsilon: o.epsilon.epsilon = 1e-6f; break;
+            case bd::StageId::kEta: o.eta.eta = 1e-6f; break;
+            case bd::StageId::kTemperature: o.temperature = 0.8f; break;
+            case bd::StageId::kMirostat: o.mirostat_enabled = true; break;
+            case bd::StageId::kBregman:
+              o.bregman_enabled = true;
+              o.bregman.alpha = 1.5;
+              o.bregman.lambda = 1e-9;
+              break;
+            default: FAIL("a stage without an acting case");
+          }
+        }
+        o.dynatemp.temperature = o.temperature;
+        o.seed = 7;
+        CAPTURE(cut);
+        CAPTURE(sid);
+        CAPTURE(acting);
+        REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+        std::vector<char> keep(v, 0);
+        for (size_t i = 0; i < dec.k(); ++i) keep[dec.ids()[i]] = 1;
+        const size_t k = dec.k();
+        for (uint64_t step = 0; step < 5; ++step) {
+          o.step = step;
+          REQUIRE(dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
+          CHECK(dec.drew_row_band() == !acting);
+          CHECK(keep[dec.token()]);
+          if (stage != bd::StageId::kXtc) CHECK(dec.k() == k);  // (XTC's draw is its own)
+          ++checked;
+        }
+      }
+    }
+  }
+  CHECK(checked == 2 * 13 * 2 * 5);
+}
+
 TEST_CASE("top-p's ring (flat rows) gives the row histogram's cut: tokens, kept sets and probabilities") {
   // A large nucleus the prefilter refuses (most of the row) is bracketed by a
   // ring of buckets around a sampled boundary, the mass above it summed in
