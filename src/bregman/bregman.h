@@ -53,7 +53,7 @@ class SortedProbs {
   // invalidate earlier pointers.
   virtual const double* Prefix(size_t need) = 0;
   // sum p_i^alpha over the candidates after the k largest (k <= Size(); the
-  // objective's tail term, only called for alpha != 1), summed from the
+  // objective's tail term; for alpha = 1 only where the tail is tiny), summed from the
   // dropped tokens themselves so that it keeps its relative precision however
   // small it is next to the kept head's.
   virtual double TailPow(size_t k, double alpha) = 0;

@@ -807,7 +807,15 @@ double TailCost(const BregmanParams& params, SortedProbs& probs, size_t k) {
     return probs.Prefix(k + 1)[k] > 0.0 ? HUGE_VAL : 0.0;
   }
   // Primal KL: the tail's mass (the kept mass summed as Renormalise sums it).
-  if (alpha == 1.0) return RemainingMass(SupportMass(probs.Prefix(k), k));
+  // 1 - s carries s's rounding (~1e-16) as an absolute error: where the tail
+  // is below kOwnTailMass, its own sum (relative to its largest term, as for
+  // alpha != 1) is the more exact (KL's objective of [0, -30, -30] at k = 1
+  // came out 1e-3 relative off).
+  if (alpha == 1.0) {
+    constexpr double kOwnTailMass = 1e-9;
+    const double rem = RemainingMass(SupportMass(probs.Prefix(k), k));
+    return rem >= kOwnTailMass ? rem : probs.TailPow(k, 1.0);
+  }
   // The dropped tokens' sum of p^alpha itself: as the row's sum less the
   // kept head's it carried an error of ~1e-7 of the row's sum (a float exp
   // pass) however small the tail, 0.6 % of the objective at primal alpha 2

@@ -901,6 +901,45 @@ TEST_CASE("decode(): the objective keeps its relative precision when the dropped
   MESSAGE("objective with a tiny tail: " << compared << " decodes, worst relative error " << worst);
 }
 
+TEST_CASE("decode(): KL's objective keeps its relative precision when the kept mass is within 1e-9 of 1") {
+  // KL's objective is -log s (s the kept mass): its tail term 1 - s carries
+  // s's rounding as an absolute error, 1e-3 of the objective for [0, -30,
+  // -30] at k = 1 (1 - s = 1.9e-13). Against long double, fixed k and
+  // adaptive, on rows from 3 tokens to 262 144, tails 1e-20..1e-6.
+  bd::Decoder dec;
+  double worst = 0.0;
+  size_t compared = 0;
+  for (size_t v : {3, 1000, 262144}) {
+    for (double gap : {14.0, 30.0, 45.0}) {
+      std::vector<float> row(v);
+      for (size_t i = 0; i < v; ++i) row[i] = i == 0 ? 0.0f : static_cast<float>(-gap - 0.001 * (i % 97));
+      const float max = 0.0f;
+      long double z = 0.0L;
+      for (float l : row) z += std::exp(static_cast<long double>(l) - max);
+      long double tail = 0.0L;
+      for (size_t i = 1; i < v; ++i) tail += std::exp(static_cast<long double>(row[i])) / z;
+      for (int adaptive = 0; adaptive < 2; ++adaptive) {
+        bd::DecodeOptions o;
+        o.bregman_enabled = true;
+        o.bregman.alpha = 1.0;
+        // (adaptive: lambda above tau_1 = log(1 + p_2 / p_1), so k = 1)
+        if (adaptive) o.bregman.lambda = 1e-3;
+        else o.bregman.fixed_k = 1;
+        REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+        REQUIRE(dec.k() == 1);
+        const long double want = -std::log1p(-tail) + (adaptive ? 1e-3L : 0.0L);
+        const double rel = static_cast<double>(std::fabs((dec.objective() - want) / want));
+        CAPTURE(v); CAPTURE(gap); CAPTURE(adaptive); CAPTURE(dec.objective());
+        CAPTURE(static_cast<double>(want));
+        CHECK(rel <= 1e-6);
+        worst = std::max(worst, rel);
+        ++compared;
+      }
+    }
+  }
+  MESSAGE("KL objective with a tail within 1e-9 of nothing: " << compared << " decodes, worst relative error " << worst);
+}
+
 TEST_CASE("top-p on a large nucleus (threshold path): ties at the cut keep the lowest ids") {
   bd::Decoder dec;
   // 1000 equal logits: p = 0.001 each; top_p 0.5 keeps exactly 500, ids 0..499.
