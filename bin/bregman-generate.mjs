@@ -55,12 +55,18 @@ if (a.help) {
     .map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
   process.exit(0);
 }
-// Counts: a whole number (Number() would take 'abc' as NaN, '' as 0).
-for (const [flag, min] of [['tokens', 1], ['table', 0], ['show', 1]]) {
-  if (a[flag] !== undefined && !(/^\d+$/.test(a[flag]) && Number(a[flag]) >= min)) {
+// Counts and the seed: a whole number (Number() would take 'abc' as NaN, '' as 0).
+for (const [flag, min] of [['tokens', 1], ['table', 0], ['show', 1], ['seed', 0]]) {
+  if (a[flag] !== undefined && !(/^\d+$/.test(a[flag]) && Number(a[flag]) >= min &&
+      Number.isSafeInteger(Number(a[flag])))) {
     console.error(`RangeError: --${flag} must be an integer >= ${min}, got '${a[flag]}'`);
     process.exit(2);
   }
+}
+if (!(/^\s*[-+0-9.eE]+\s*$/.test(a.temperature) && Number(a.temperature) >= 0 &&
+    Number.isFinite(Number(a.temperature)))) {
+  console.error(`RangeError: --temperature must be a number >= 0, got '${a.temperature}'`);
+  process.exit(2);
 }
 
 const dir = a.model ?? fileURLToPath(new URL('../models/austen-kjv-2m/', import.meta.url));

@@ -100,13 +100,15 @@ test('bregman-generate --json: q is the decoder renormalised p (top-p, min-p) an
 });
 
 test('bregman-generate reports a bad decoder spec or option with exit code 2', () => {
-  // (--tokens abc printed 'mean k NaN' and exited 0; a broken model file gave a stack trace.)
+  // (--tokens abc printed 'mean k NaN' and exited 0; a broken model file gave a stack trace;
+  // --seed '' ran with seed 0.)
   const badModel = mkdtempSync(join(tmpdir(), 'bd-model-'));
   writeFileSync(join(badModel, 'model.bin'), Buffer.alloc(3));
   for (const [args, re] of [[['--a', 'nucleus:0.9'], /unknown family/], [['--b', 'top-p:1.5'], /RangeError: .*top_p/],
     [['--a', 'bregman,alpha=-1'], /RangeError: .*alpha/], [['--tokens', 'abc'], /--tokens/], [['--tokens', '0'], /--tokens/],
     [['--table', '-1'], /--table/], [['--show', 'x'], /--show/], [['--model', badModel], /--model .*not a model/],
-    [['--bogus'], /--bogus/]]) {
+    [['--bogus'], /--bogus/], [['--seed', ''], /--seed/], [['--seed', '1.5'], /--seed/],
+    [['--temperature', ''], /--temperature/], [['--temperature', 'hot'], /--temperature/]]) {
     let code = 0, stderr = '';
     try {
       execFileSync(process.execPath, [gen, '--tokens', '2', ...args], { encoding: 'utf8', stdio: 'pipe' });

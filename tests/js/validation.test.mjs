@@ -201,14 +201,16 @@ test('disposed samplers and instances: TypeError naming what was disposed, never
   s.dispose();
   s.dispose();  // idempotent
   for (const fn of [() => s.sample(row), () => s.decode(row), () => s.accept(1), () => s.reset(),
-    () => s.clone(), () => s.step, () => s.historyLength, () => other.sampleBatch(row, V, [s])]) {
+    () => s.clone(), () => s.step, () => s.historyLength, () => s.name,
+    () => other.sampleBatch(row, V, [s])]) {
     assert.throws(fn, (e) => e instanceof TypeError && /sampler was disposed/.test(e.message));
   }
   const live = other.createSampler({ seed: 1 });
   other.dispose();
   other.dispose();
   for (const fn of [() => other.decode(row), () => other.sample(row), () => other.createSampler({}),
-    () => other.decodeBatch(row, V, {}), () => other.workspaceBytes(), () => live.sample(row)]) {
+    () => other.decodeBatch(row, V, {}), () => other.workspaceBytes(), () => other.memoryBytes(),
+    () => other.inputBuffer(V), () => live.sample(row)]) {
     assert.throws(fn, (e) => e instanceof TypeError && /instance was disposed/.test(e.message));
   }
   live.dispose();  // still allowed: frees the sampler's memory

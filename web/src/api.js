@@ -605,6 +605,7 @@ export function createApi(M, entropy32) {
     get step() { this._alive(); return this._raw.step(); }
     /** The chain, in order, as stage names. */
     get name() {
+      this._alive();
       const order = this._options?.samplers ?? DEFAULT_ORDER;
       return order.filter((s) => s === 'temperature' || STAGE_SWITCHES[s]?.(this._options ?? {}))
         .join(' -> ') + ' -> dist';
@@ -714,7 +715,7 @@ export function createApi(M, entropy32) {
     /** Bytes of scratch the decoder holds (flat after the first call). */
     workspaceBytes() { live(); return raw.workspaceBytes(); },
     /** Bytes of wasm linear memory (flat in steady state). */
-    memoryBytes() { return M.HEAP8.length; },
+    memoryBytes() { live(); return M.HEAP8.length; },
     /** Frees the wasm-side decoder; the instance is unusable afterwards. */
     dispose() {
       if (busy !== null) throw new TypeError(`dispose() called from inside ${busy}()`);
