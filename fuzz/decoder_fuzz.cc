@@ -229,13 +229,14 @@ BregmanOracleStats oracle_stats;
 // What the inputs reached, printed at exit with BD_FUZZ_STATS=1 (to see that
 // a corpus exercises every path, not only the errors).
 struct Stats {
-  size_t ok[2] = {0, 0}, errors = 0, batches = 0, sampler_steps = 0, oversized = 0;
+  size_t ok[2] = {0, 0}, errors = 0, batches = 0, sampler_steps = 0, oversized = 0,
+         band_draws = 0;
   ~Stats() {
     if (std::getenv("BD_FUZZ_STATS") == nullptr) return;
     std::fprintf(stderr,
                  "bd_fuzz stats: decode ok %zu, sample ok %zu, errors %zu, batches of 2+ rows %zu, "
-                 "sampler steps %zu, oversized rows %zu\n",
-                 ok[0], ok[1], errors, batches, sampler_steps, oversized);
+                 "sampler steps %zu, oversized rows %zu, draws from a band of the row %zu\n",
+                 ok[0], ok[1], errors, batches, sampler_steps, oversized, band_draws);
     std::fprintf(stderr, "bd_fuzz stats: bregman against the oracle: fixed k %zu, adaptive %zu "
                  "(%zu of them undecided by the oracle's costs or clamped)\n",
                  oracle_stats.fixed, oracle_stats.adaptive, oracle_stats.ambiguous);
@@ -426,6 +427,7 @@ bd::StatusCode Call(bd::Decoder& d, bool sample, const float* row, size_t vocab,
     FUZZ_CHECK(d.k() <= o.bregman.k_max, "k %zu > bregman.k_max %zu", d.k(), o.bregman.k_max);
   }
   if (sample) {
+    stats.band_draws += d.drew_row_band();
     const int32_t t = d.token();
     FUZZ_CHECK(t >= 0 && static_cast<size_t>(t) < vocab, "token %d, V %zu", t, vocab);
     FUZZ_CHECK(row[t] > -INFINITY, "token %d has logit -inf", t);
@@ -434,6 +436,18 @@ bd::StatusCode Call(bd::Decoder& d, bool sample, const float* row, size_t vocab,
       bool found = false;
       for (size_t i = 0; i < d.k(); ++i) found = found || d.ids()[i] == t;
       FUZZ_CHECK(found, "token %d not in the returned distribution", t);
+    } else if (state == nullptr) {
+      // Without the distribution the draw may read a band of the row the
+      // chain left ungathered (Candidates::row_band): it draws from decode()'s
+      // survivors all the same.
+      bd::Decoder fresh;
+      FUZZ_CHECK(fresh.Decode(row, vocab, o) == bd::StatusCode::kOk, "decode: %s", fresh.error());
+      bool found = false;
+      for (size_t i = 0; i < fresh.k(); ++i) found = found || fresh.ids()[i] == t;
+      FUZZ_CHECK(found, "token %d (band %d) not among decode()'s %zu survivors", t,
+                 d.drew_row_band(), fresh.k());
+      FUZZ_CHECK(fresh.k() == d.k(), "sample k %zu (band %d), decode k %zu", d.k(),
+                 d.drew_row_band(), fresh.k());
     }
   }
   return st;
