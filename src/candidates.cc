@@ -194,6 +194,15 @@ void TakeRowGather(Candidates& c, size_t n, Workspace& ws, const float* exps, fl
   c.list_exp_scale = scale;
 }
 
+void GatherRowBand(Candidates& c, Workspace& ws) {
+  float* list_exp = ws.stage_f32.data();
+  const size_t n =
+      GatherInRangeWith(c.row, c.vocab, c.band_lo, std::nextafter(c.band_hi, INFINITY),
+                        ws.ids.data(), ws.logits.data(), RowBlocks(c), c.band_exp, list_exp);
+  c.row_band = false;
+  TakeRowGather(c, n, ws, list_exp, c.list_exp_max, c.list_exp_scale);
+}
+
 void TruncateToSorted(Candidates& c, size_t j) {
   if (j < c.size) c.probs_valid = false;
   if (j < c.size || !c.truncated) c.list_exp = nullptr;

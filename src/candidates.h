@@ -73,10 +73,11 @@ struct Candidates {
   // with band_lo <= logit <= band_hi (band_count of them), weighed by band_exp (row-aligned,
   // exp((logit - list_exp_max) * list_exp_scale) as the stage's exp pass
   // wrote them). Left only by top-p and typical on the row, and only where
-  // the draw follows at once (Sample without the distribution, no stage
-  // acting after: StageContext::draw_follows) and the band is large
-  // (KeepAsRowBand): gathering 100 000+ survivors costs more than the draw
-  // that reads them. c.truncated stays false; nothing but the draw reads it.
+  // the draw follows at once (Sample, not greedy, no stage acting after:
+  // StageContext::draw_follows) and the band is large (KeepAsRowBand):
+  // gathering 100 000+ survivors costs more than the draw that reads them.
+  // c.truncated stays false; nothing but the draw reads it (and, for a
+  // Sample that returns the distribution, GatherRowBand after the draw).
   bool row_band = false;
   float band_lo = 0.0f, band_hi = 0.0f;
   size_t band_count = 0;
@@ -105,6 +106,11 @@ inline bool KeepAsRowBand(size_t kept, size_t vocab) { return kept > vocab / 8; 
 // passes plus a sort of the survivors it adds (a prefix already sorted is
 // kept, so a growing prefix sorts each entry once).
 void EnsureSorted(Candidates& c, size_t m, Workspace& ws);
+
+// Makes a band of the row (c.row_band) the candidate list it stands for:
+// the band's entries in ascending ids, with the band's exps as list_exp (one
+// gather; for a sample() that also returns the distribution).
+void GatherRowBand(Candidates& c, Workspace& ws);
 
 // Keeps only the first j (<= available sorted) candidates.
 void TruncateToSorted(Candidates& c, size_t j);

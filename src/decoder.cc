@@ -317,7 +317,7 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
                            SamplerState* state) {
   Candidates c;
   const uint64_t step = state ? state->step() : o.step;
-  if (const StatusCode s = RunChain(false, !o.return_distribution, logits, vocab, o, state, step, c);
+  if (const StatusCode s = RunChain(false, true, logits, vocab, o, state, step, c);
       s != StatusCode::kOk) {
     return s;
   }
@@ -412,6 +412,9 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
       ws_.out_ids[0] = greedy_token_;
       ws_.out_probs[0] = 1.0f;
     } else {
+      // (A band of the row was drawn as one: the same token as without the
+      // distribution; the distribution is its list, as decode() gives it.)
+      if (c.row_band) GatherRowBand(c, ws_);
       WriteDistribution(c, o.sorted);
     }
     k_ = drawn_from;

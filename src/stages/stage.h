@@ -44,8 +44,8 @@ struct StageContext {
   // Whether the caller reports the Bregman objective (decode does; a sample
   // does not, and skips the pass over the row that prices the dropped tail).
   bool want_objective = true;
-  // Whether the chain's survivors go straight to a draw (Sample without the
-  // distribution, not greedy); RunStages narrows it, per stage, to "and no
+  // Whether the chain's survivors go straight to a draw (Sample, not
+  // greedy); RunStages narrows it, per stage, to "and no
   // stage acting after this one", where a stage may leave its survivors as a
   // band of the row (Candidates::row_band) instead of gathering them.
   bool draw_follows = false;

@@ -248,14 +248,21 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
                       TopPRing(c, max, inv_width, e, z, target, ws, &ring);
   double above = 0.0;
   float lo, hi;
+  // On the row's histogram, where a draw follows: the entries >= hi, counted
+  // by the histogram itself (whether the nucleus stays a band of the row).
+  size_t above_count = 0;
   if (ringed) {
     lo = ring.lo;
     hi = ring.hi;
     above = ring.above;
   } else {
-    if (!prefiltered) MassHistogram(v, e, count, max, inv_width, mass, nullptr);
-    const Band first = BucketBand(max, inv_width, BoundaryBucket(mass, target, above), -FLT_MAX,
-                                  std::nextafter(max, INFINITY));
+    uint32_t* in_bucket = draw_follows && on_row ? ws.hist_count.data() : nullptr;
+    if (!prefiltered) MassHistogram(v, e, count, max, inv_width, mass, in_bucket);
+    const size_t b = BoundaryBucket(mass, target, above);
+    if (in_bucket) {
+      for (size_t j = 0; j < b; ++j) above_count += in_bucket[j];
+    }
+    const Band first = BucketBand(max, inv_width, b, -FLT_MAX, std::nextafter(max, INFINITY));
     lo = first.lo;
     hi = first.hi;
   }
@@ -296,6 +303,7 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
       const float x = band_v[j];
       if (x >= hi2) {
         ++count_hi;
+        ++above_count;
       } else if (x >= lo2) {
         band[kept_band] = band[j];
         band_v[kept_band] = x;
@@ -377,14 +385,15 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
     return;
   }
   // Where the nucleus is large, its count decides whether it stays a band:
-  // the ring's hole and its ring tokens kept, else a counting pass.
+  // the ring's hole and its ring tokens kept, or the histogram's count above
+  // the band and the band's kept head.
   if (draw_follows && !ties_dropped) {
     size_t kept = 0;
     if (ringed) {
       kept = ring.above_hole;
       for (size_t j = 0; j < ring.n; ++j) kept += ws.logits[j] >= cut_logit;
     } else {
-      kept = CountAtLeast(c.row, c.vocab, cut_logit, blocks);
+      kept = above_count + last;
     }
     if (leave_band(kept)) return;
   }

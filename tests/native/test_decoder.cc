@@ -396,8 +396,9 @@ TEST_CASE("a large nucleus or typical set left as a band of the row: the masked 
   // against the twin of that draw over decode()'s kept set (an independent
   // path: decode gathers), on every row path (top-p's ring, its row
   // histogram, its prefilter; typical's bands), with the exps reused and
-  // recomputed; and no band where a stage acts after, the distribution is
-  // asked for, or the set is small.
+  // recomputed; with the distribution asked for, the same token and
+  // decode()'s distribution; and no band where a stage acts after, or the
+  // set is small.
   std::mt19937_64 rng(53);
   std::normal_distribution<float> g(0.0f, 1.0f);
   bd::Decoder dec;
@@ -432,6 +433,8 @@ TEST_CASE("a large nucleus or typical set left as a band of the row: the masked 
     const size_t k = dec.k();
     std::vector<char> keep(v, 0);
     for (size_t i = 0; i < k; ++i) keep[dec.ids()[i]] = 1;
+    const std::vector<int32_t> decoded_ids(dec.ids(), dec.ids() + k);
+    const std::vector<float> decoded_probs(dec.probs(), dec.probs() + k);
     const float max = *std::max_element(row.begin(), row.end());
     const float scale = static_cast<float>(1.0 / o.temperature);
     for (uint64_t step = 0; step < 12; ++step) {
@@ -471,12 +474,20 @@ TEST_CASE("a large nucleus or typical set left as a band of the row: the masked 
       CHECK_FALSE(dec.drew_row_band());
       CHECK(keep[dec.token()]);
       CHECK(dec.k() == k);
+      // With the distribution: the same band draw (the same token), and
+      // decode()'s distribution, bit for bit.
       bd::DecodeOptions dist = o;
+      REQUIRE(dec.Sample(row.data(), v, dist) == bd::StatusCode::kOk);
+      const int32_t token = dec.token();
       dist.return_distribution = true;
       REQUIRE(dec.Sample(row.data(), v, dist) == bd::StatusCode::kOk);
-      CHECK_FALSE(dec.drew_row_band());
-      CHECK(dec.k() == k);
-      for (size_t i = 0; i < k; ++i) REQUIRE(keep[dec.ids()[i]]);
+      CHECK(dec.drew_row_band());
+      CHECK(dec.token() == token);
+      REQUIRE(dec.k() == k);
+      for (size_t i = 0; i < k; ++i) {
+        REQUIRE(dec.ids()[i] == decoded_ids[i]);
+        REQUIRE(dec.probs()[i] == decoded_probs[i]);
+      }
     }
   }
   bd::SetTopPRingForTesting(true);
@@ -485,14 +496,68 @@ TEST_CASE("a large nucleus or typical set left as a band of the row: the masked 
                      << list_draws << " list draws");
   CHECK(band_draws >= 150);
   CHECK(list_draws >= 50);
+  CHECK(prefiltered_bands >= 12);
+}
+
+TEST_CASE("typical's cut inside a run of tied logits is gathered, never left as a band") {
+  // Where typical's walk stops inside a run of equal distances, the ids past
+  // the stopping one are left out: the set is then not a band of the row.
+  // Rows of logits on a grid (as half-precision logits come), so the stop
+  // falls inside a run of ties: such a cut must draw from the gathered list,
+  // inside decode()'s survivors.
+  std::mt19937_64 rng(61);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  bd::Decoder dec;
+  size_t split = 0, whole = 0, draws = 0;
+  const size_t band_hits = bd::TypicalRowBandsHitsForTesting();
+  for (size_t v : {40000, 70000, 150000}) {
+    for (float grid : {64.0f, 256.0f, 1024.0f}) {
+      std::vector<float> row(v);
+      for (float& x : row) x = std::round(g(rng) * grid) / grid;
+      for (float p : {0.3f, 0.5f, 0.7f, 0.9f}) {
+        bd::DecodeOptions o;
+        o.typical.p = p;
+        o.sorted = false;
+        REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+        std::vector<char> keep(v, 0);
+        for (size_t i = 0; i < dec.k(); ++i) keep[dec.ids()[i]] = 1;
+        // A logit some of whose tokens are kept and some not.
+        std::vector<int> kept_of(4 * 1024 * 16 + 1, -1);  // per grid value: 0 none, 1 all, 2 some
+        bool cut_in_run = false;
+        for (size_t i = 0; i < v; ++i) {
+          const long slot = std::lround(row[i] * 1024.0f) + 8 * 1024 * 4 / 2;
+          if (slot < 0 || slot >= static_cast<long>(kept_of.size())) continue;
+          int& st = kept_of[static_cast<size_t>(slot)];
+          const int now = keep[i] ? 1 : 0;
+          st = st < 0 ? now : st == now ? st : 2;
+          cut_in_run |= st == 2;
+        }
+        CAPTURE(v);
+        CAPTURE(grid);
+        CAPTURE(p);
+        for (uint64_t step = 0; step < 20; ++step) {
+          o.seed = 21;
+          o.step = step;
+          REQUIRE(dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
+          if (cut_in_run) CHECK_FALSE(dec.drew_row_band());
+          REQUIRE(keep[dec.token()]);
+          ++draws;
+        }
+        (cut_in_run ? split : whole) += 1;
+      }
+    }
+  }
+  MESSAGE(split << " cuts inside a run of ties, " << whole << " between runs, " << draws
+                << " draws; " << bd::TypicalRowBandsHitsForTesting() - band_hits << " band cuts");
+  CHECK(split >= 6);
 }
 
 TEST_CASE("no band of the row is left where any stage acts after the cut: each stage, acting and neutral") {
   // The chain leaves the survivors of top-p / typical as a band only when
   // no stage after them acts (StageActs in chain.cc mirrors each stage's
-  // early return). Each stage after the cut, switched on: the draw must be
-  // from the gathered list, inside decode()'s survivors; switched off: the
-  // band.
+  // early return). Each stage after the cut, switched on by each of its
+  // options alone: the draw must be from the gathered list, inside
+  // decode()'s survivors; switched off: the band.
   std::mt19937_64 rng(59);
   std::normal_distribution<float> g(0.0f, 1.0f);
   const size_t v = 70000;
@@ -503,13 +568,70 @@ TEST_CASE("no band of the row is left where any stage acts after the cut: each s
   const int32_t bias_ids[] = {1, 5, 9};
   const float bias[] = {2.0f, -1.0f, 0.5f};
   const int32_t banned[] = {2, 4, 6};
+  std::vector<int32_t> allowed;
+  for (int32_t i = 0; i < static_cast<int32_t>(v); i += 2) allowed.push_back(i);
+  // Switches stage on by its variant-th option (1, 2, ...); false past the last.
+  auto switch_on = [&](bd::StageId stage, int variant, bd::DecodeOptions& o) {
+    switch (stage) {
+      case bd::StageId::kLogitBias:
+        if (variant == 1) {
+          o.logit_bias.ids = bias_ids;
+          o.logit_bias.bias = bias;
+          o.logit_bias.n = 3;
+        } else if (variant == 2) {
+          o.logit_bias.banned = banned;
+          o.logit_bias.n_banned = 3;
+        } else if (variant == 3) {
+          o.logit_bias.allowed = allowed.data();
+          o.logit_bias.n_allowed = allowed.size();
+          o.logit_bias.restrict_to_allowed = true;
+        } else {
+          return false;
+        }
+        return true;
+      case bd::StageId::kPenalties:
+        if (variant == 1) o.penalties.repetition = 1.3f;
+        else if (variant == 2) o.penalties.frequency = 0.5f;
+        else if (variant == 3) o.penalties.presence = 0.5f;
+        else return false;
+        return true;
+      case bd::StageId::kTemperature:
+        if (variant == 1) o.temperature = 0.8f;
+        else if (variant == 2) o.dynatemp.range = 0.5f;  // at temperature 1
+        else return false;
+        return true;
+      default: break;
+    }
+    if (variant != 1) return false;
+    switch (stage) {
+      case bd::StageId::kDry: o.dry.multiplier = 0.8f; break;
+      case bd::StageId::kNoRepeatNgram: o.no_repeat_ngram.size = 2; break;
+      case bd::StageId::kTopNSigma: o.top_n_sigma.n = 2.0f; break;
+      case bd::StageId::kTopK: o.top_k = 50000; break;
+      case bd::StageId::kMinP: o.min_p = 0.05f; break;
+      case bd::StageId::kXtc:
+        o.xtc.probability = 1.0f;
+        o.xtc.threshold = 0.0001f;
+        break;
+      case bd::StageId::kEpsilon: o.epsilon.epsilon = 1e-6f; break;
+      case bd::StageId::kEta: o.eta.eta = 1e-6f; break;
+      case bd::StageId::kMirostat: o.mirostat_enabled = true; break;
+      case bd::StageId::kBregman:
+        o.bregman_enabled = true;
+        o.bregman.alpha = 1.5;
+        o.bregman.lambda = 1e-9;
+        break;
+      default: FAIL("a stage without an acting case");
+    }
+    return true;
+  };
   bd::Decoder dec;
-  size_t checked = 0;
+  size_t checked = 0, acting_checked = 0;
   for (size_t cut = 0; cut < 2; ++cut) {
     for (size_t sid = 0; sid < static_cast<size_t>(bd::StageId::kCount); ++sid) {
       const auto stage = static_cast<bd::StageId>(sid);
       if (stage == bd::StageId::kTopP || stage == bd::StageId::kTypical) continue;
-      for (int acting = 0; acting < 2; ++acting) {
+      for (int variant = 0;; ++variant) {
         bd::DecodeOptions o;
         (cut == 0 ? o.top_p : o.typical.p) = 0.9f;
         o.order[0] = cut == 0 ? bd::StageId::kTopP : bd::StageId::kTypical;
@@ -517,42 +639,13 @@ TEST_CASE("no band of the row is left where any stage acts after the cut: each s
         o.order_len = 2;
         o.history = history.data();
         o.history_len = history.size();
-        if (acting) {
-          switch (stage) {
-            case bd::StageId::kLogitBias:
-              o.logit_bias.ids = bias_ids;
-              o.logit_bias.bias = bias;
-              o.logit_bias.n = 3;
-              o.logit_bias.banned = banned;
-              o.logit_bias.n_banned = 3;
-              break;
-            case bd::StageId::kPenalties: o.penalties.repetition = 1.3f; break;
-            case bd::StageId::kDry: o.dry.multiplier = 0.8f; break;
-            case bd::StageId::kNoRepeatNgram: o.no_repeat_ngram.size = 2; break;
-            case bd::StageId::kTopNSigma: o.top_n_sigma.n = 2.0f; break;
-            case bd::StageId::kTopK: o.top_k = 50000; break;
-            case bd::StageId::kMinP: o.min_p = 0.05f; break;
-            case bd::StageId::kXtc:
-              o.xtc.probability = 1.0f;
-              o.xtc.threshold = 0.0001f;
-              break;
-            case bd::StageId::kEpsilon: o.epsilon.epsilon = 1e-6f; break;
-            case bd::StageId::kEta: o.eta.eta = 1e-6f; break;
-            case bd::StageId::kTemperature: o.temperature = 0.8f; break;
-            case bd::StageId::kMirostat: o.mirostat_enabled = true; break;
-            case bd::StageId::kBregman:
-              o.bregman_enabled = true;
-              o.bregman.alpha = 1.5;
-              o.bregman.lambda = 1e-9;
-              break;
-            default: FAIL("a stage without an acting case");
-          }
-        }
+        const bool acting = variant > 0;
+        if (acting && !switch_on(stage, variant, o)) break;
         o.dynatemp.temperature = o.temperature;
         o.seed = 7;
         CAPTURE(cut);
         CAPTURE(sid);
-        CAPTURE(acting);
+        CAPTURE(variant);
         REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
         std::vector<char> keep(v, 0);
         for (size_t i = 0; i < dec.k(); ++i) keep[dec.ids()[i]] = 1;
@@ -564,11 +657,13 @@ TEST_CASE("no band of the row is left where any stage acts after the cut: each s
           CHECK(keep[dec.token()]);
           if (stage != bd::StageId::kXtc) CHECK(dec.k() == k);  // (XTC's draw is its own)
           ++checked;
+          acting_checked += acting;
         }
       }
     }
   }
-  CHECK(checked == 2 * 13 * 2 * 5);
+  CHECK(acting_checked == 2 * (13 + 2 + 2 + 1) * 5);  // 13 stages, 3 options of two, 2 of one
+  CHECK(checked == acting_checked + 2 * 13 * 5);
 }
 
 TEST_CASE("top-p's ring (flat rows) gives the row histogram's cut: tokens, kept sets and probabilities") {
