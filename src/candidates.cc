@@ -194,6 +194,21 @@ void TakeRowGather(Candidates& c, size_t n, Workspace& ws, const float* exps, fl
   c.list_exp_scale = scale;
 }
 
+void TakeRowBand(Candidates& c, float lo, float hi, size_t count, const float* exps, float max,
+                 float scale) {
+  c.truncated = false;
+  c.size = 0;
+  c.sorted = 0;
+  c.list_exp = nullptr;
+  c.row_band = true;
+  c.band_lo = lo;
+  c.band_hi = hi;
+  c.band_count = count;
+  c.band_exp = exps;
+  c.list_exp_max = max;
+  c.list_exp_scale = scale;
+}
+
 void GatherRowBand(Candidates& c, Workspace& ws) {
   float* list_exp = ws.stage_f32.data();
   const size_t n =

@@ -107,6 +107,12 @@ inline bool KeepAsRowBand(size_t kept, size_t vocab) { return kept > vocab / 8; 
 // kept, so a growing prefix sorts each entry once).
 void EnsureSorted(Candidates& c, size_t m, Workspace& ws);
 
+// Leaves the candidates as the band lo <= logit <= hi of the row (count
+// entries), weighed by the row-aligned exps measured from max at scale
+// (Candidates::row_band): for the draw that follows at once.
+void TakeRowBand(Candidates& c, float lo, float hi, size_t count, const float* exps, float max,
+                 float scale);
+
 // Makes a band of the row (c.row_band) the candidate list it stands for:
 // the band's entries in ascending ids, with the band's exps as list_exp (one
 // gather; for a sample() that also returns the distribution).

@@ -27,26 +27,34 @@ struct DrawPick {
   float e;  // its unnormalised probability exp((v - max) * scale)
 };
 
+// The block holding target: the first whose block sum takes the running sum
+// (block by block, in double) past it, or at the end (target within rounding
+// of Z) the last with a positive sum. *cum: the sum of the blocks before it.
+size_t BlockHolding(const float* block_sums, size_t nb, double target, double* cum) {
+  double sum = 0.0, sum_before_last = 0.0;
+  size_t b = 0, last = nb;
+  for (; b < nb; ++b) {
+    if (!(block_sums[b] > 0.0f)) continue;
+    if (sum + block_sums[b] > target) break;
+    last = b;
+    sum_before_last = sum;
+    sum += block_sums[b];
+  }
+  if (b == nb) {
+    b = last;
+    sum = sum_before_last;
+  }
+  *cum = sum;
+  return b;
+}
+
 // The first index whose running sum of e (in id order; blocks by their block
 // sums, then one block element by element, in double) exceeds target; at the
 // end (target within rounding of Z), the last index with e > 0.
 DrawPick WalkBlocks(const float* row, size_t n, float max, float scale,
                     const float* block_sums, double target, float* e) {
-  const size_t nb = NumBlocks(n);
-  double cum = 0.0, cum_before_last = 0.0;
-  size_t b = 0, last = nb;
-  for (; b < nb; ++b) {
-    if (!(block_sums[b] > 0.0f)) continue;
-    if (cum + block_sums[b] > target) break;
-    last = b;
-    cum_before_last = cum;
-    cum += block_sums[b];
-  }
-  if (b == nb) {
-    b = last;
-    cum = cum_before_last;
-  }
-  const size_t begin = b * kBlock;
+  double cum;
+  const size_t begin = BlockHolding(block_sums, NumBlocks(n), target, &cum) * kBlock;
   const size_t len = std::min(kBlock, n - begin);
   ExpWrite(row + begin, len, max, scale, e);
   size_t pick = 0;
@@ -63,21 +71,8 @@ DrawPick WalkBlocks(const float* row, size_t n, float max, float scale,
 // weighed by e[i] (the others 0), block_sums from SumBandBlocks.
 DrawPick WalkBand(const float* row, const float* e, size_t n, float lo, float hi,
                   const float* block_sums, double target) {
-  const size_t nb = NumBlocks(n);
-  double cum = 0.0, cum_before_last = 0.0;
-  size_t b = 0, last = nb;
-  for (; b < nb; ++b) {
-    if (!(block_sums[b] > 0.0f)) continue;
-    if (cum + block_sums[b] > target) break;
-    last = b;
-    cum_before_last = cum;
-    cum += block_sums[b];
-  }
-  if (b == nb) {
-    b = last;
-    cum = cum_before_last;
-  }
-  const size_t begin = b * kBlock;
+  double cum;
+  const size_t begin = BlockHolding(block_sums, NumBlocks(n), target, &cum) * kBlock;
   const size_t end = std::min(begin + kBlock, n);
   size_t pick = begin;
   for (size_t i = begin; i < end; ++i) {

@@ -351,17 +351,7 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
   // [cut_logit, +inf) of the row) stays a band when the draw follows.
   auto leave_band = [&](size_t kept) {
     if (!(draw_follows && !ties_dropped && KeepAsRowBand(kept, c.vocab))) return false;
-    c.truncated = false;
-    c.size = 0;
-    c.sorted = 0;
-    c.list_exp = nullptr;
-    c.row_band = true;
-    c.band_count = kept;
-    c.band_lo = cut_logit;
-    c.band_hi = INFINITY;
-    c.band_exp = ws.row_exp.data();
-    c.list_exp_max = max;
-    c.list_exp_scale = scale;
+    TakeRowBand(c, cut_logit, INFINITY, kept, ws.row_exp.data(), max, scale);
     return true;
   };
   if (prefiltered) {

@@ -331,16 +331,7 @@ bool KeepRowBand(Candidates& c, const Span& s, const float* e, double center, do
   const FloatBand f = BandWithin(center, stop);
   if (draw_follows && ties_out == 0 && KeepAsRowBand(kept, c.vocab)) {
     // A large set the draw reads straight from the row: no gather.
-    c.size = 0;
-    c.sorted = 0;
-    c.list_exp = nullptr;
-    c.row_band = true;
-    c.band_count = kept;
-    c.band_lo = f.lo;
-    c.band_hi = f.hi;
-    c.band_exp = e;
-    c.list_exp_max = max;
-    c.list_exp_scale = scale;
+    TakeRowBand(c, f.lo, f.hi, kept, e, max, scale);
     return true;
   }
   float* list_exp = ws.stage_f32.data();
