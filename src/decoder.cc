@@ -11,6 +11,7 @@
 #include "kernels/blocks.h"
 #include "kernels/det_math.h"
 #include "kernels/exp_f64.h"
+#include "kernels/moments.h"
 #include "kernels/order_free_sum.h"
 #include "kernels/row_scan.h"
 #include "kernels/softmax.h"
@@ -159,8 +160,7 @@ StatusCode Decoder::Validate(const DecodeOptions& o) {
   return StatusCode::kOk;
 }
 
-StatusCode Decoder::RunChain(bool want_objective, bool draw_follows, const float* logits,
-                             size_t vocab,
+StatusCode Decoder::RunChain(bool sampling, const float* logits, size_t vocab,
                              const DecodeOptions& o,
                              const SamplerState* state, uint64_t step, Candidates& c) {
   error_[0] = '\0';
@@ -229,8 +229,8 @@ StatusCode Decoder::RunChain(bool want_objective, bool draw_follows, const float
   ctx.history_len = state ? state->history_len() : o.history_len;
   ctx.seed = o.seed;
   ctx.step = step;
-  ctx.want_objective = want_objective;
-  ctx.draw_follows = draw_follows;
+  ctx.want_objective = !sampling;
+  ctx.draw_follows = sampling;
   const ChainOutcome outcome =
       RunStages(c, o, greedy, state ? &state->mirostat() : nullptr, ws_, ctx);
   objective_ = outcome.objective;
@@ -274,7 +274,7 @@ StatusCode Decoder::Decode(const float* logits, size_t vocab, const DecodeOption
                            const SamplerState* state) {
   Candidates c;
   const uint64_t step = state ? state->step() : o.step;
-  if (const StatusCode s = RunChain(true, false, logits, vocab, o, state, step, c);
+  if (const StatusCode s = RunChain(false, logits, vocab, o, state, step, c);
       s != StatusCode::kOk) {
     return s;
   }
@@ -312,7 +312,7 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
                            SamplerState* state) {
   Candidates c;
   const uint64_t step = state ? state->step() : o.step;
-  if (const StatusCode s = RunChain(false, true, logits, vocab, o, state, step, c);
+  if (const StatusCode s = RunChain(true, logits, vocab, o, state, step, c);
       s != StatusCode::kOk) {
     return s;
   }
@@ -328,12 +328,12 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     // with every entry outside the band weighing 0, i.e. the band's sums per
     // row block (one pass over the row and the stage's exps), then one block.
     const double u = UniformDraw(o.seed, step);
-    float* e = ws_.row_exp.data();
+    const float* e = c.band_exp;
     if (!g_reuse_list_exps) {
       // The same exps recomputed (the tests' decoder that never reuses them).
-      ExpWrite(c.row, vocab, c.list_exp_max, c.list_exp_scale, e);
+      ExpWrite(c.row, vocab, c.list_exp_max, c.list_exp_scale, ws_.row_exp.data());
+      e = ws_.row_exp.data();
     } else {
-      e = const_cast<float*>(c.band_exp);
       draw_reused_exps_ = true;
     }
     float* block_sums = ws_.block_sums.data();

@@ -73,8 +73,9 @@ class Decoder {
   StatusCode ValidateForRow(const DecodeOptions& o, size_t vocab, const SamplerState* state);
   // Checks the row, copies it in and runs every stage; leaves the survivors
   // in c (for greedy: the chosen token in greedy_token_).
-  // draw_follows: a draw takes the survivors at once (StageContext).
-  StatusCode RunChain(bool want_objective, bool draw_follows, const float* logits, size_t vocab,
+  // sampling: Sample (the survivors go straight to a draw, StageContext::
+  // draw_follows; no objective), else Decode.
+  StatusCode RunChain(bool sampling, const float* logits, size_t vocab,
                       const DecodeOptions& o, const SamplerState* state, uint64_t step, Candidates& c);
   void ListProbs(Candidates& c);
   // Writes the survivors to ids()/probs() (k() = their count), sorted most

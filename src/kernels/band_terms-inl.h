@@ -1,7 +1,7 @@
 // BandSum's terms, one vector at a time: the weight and a count of 1 for the
 // lanes inside the closed band [lo, hi] (NaN is never inside), 0 elsewhere.
-// One definition for BandSum (moments.cc) and BandSumGatherRing
-// (threshold.cc), whose hole totals must be BandSum's bits.
+// One definition for BandSum and SumBandBlocks (moments.cc) and
+// BandSumGatherRing (threshold.cc), whose hole totals must be BandSum's bits.
 //
 // Per-target include guard: this header is included once per Highway target.
 #if defined(BD_KERNELS_BAND_TERMS_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -17,11 +17,18 @@ HWY_BEFORE_NAMESPACE();
 namespace bd {
 namespace HWY_NAMESPACE {
 
+// The lanes inside the closed band [lo, hi] (NaN never is).
+template <class V>
+HWY_INLINE auto BandMask(V x, V lo, V hi) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  return hn::And(hn::Ge(x, lo), hn::Le(x, hi));
+}
+
 // Writes t[0] (weight) and t[1] (count) and returns the band's mask.
 template <class D, class V>
 HWY_INLINE auto BandTerms(D d, V x, V w, V lo, V hi, V* t) {
   namespace hn = hwy::HWY_NAMESPACE;
-  const auto in = hn::And(hn::Ge(x, lo), hn::Le(x, hi));
+  const auto in = BandMask(x, lo, hi);
   t[0] = hn::IfThenElseZero(in, w);
   t[1] = hn::IfThenElseZero(in, hn::Set(d, 1.0f));
   return in;

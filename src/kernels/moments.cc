@@ -49,6 +49,21 @@ BandTotals BandSumImpl(const float* v, const float* w, size_t n, float lo, float
   return BandTotals{static_cast<size_t>(totals[1]), totals[0]};
 }
 
+double SumBandBlocksImpl(const float* v, const float* w, size_t n, float lo, float hi,
+                         float* HWY_RESTRICT block_sums) {
+  const hn::ScalableTag<float> d;
+  const auto vlo = hn::Set(d, lo);
+  const auto vhi = hn::Set(d, hi);
+  double total = 0.0;
+  SumVirtualLanes<1>(
+      d, v, w, n, NAN,
+      [&](auto x, auto wx, auto* t) BD_TERMS {
+        t[0] = hn::IfThenElseZero(BandMask(x, vlo, vhi), wx);
+      },
+      &total, block_sums);
+  return total;
+}
+
 // Up to this many entries the moments are summed in float64, one by one
 // (small candidate lists: top-n-sigma's threshold max - n sigma lands exactly
 // on a logit for 2-3 candidates, and float squares would tip such ties).
@@ -125,6 +140,7 @@ HWY_AFTER_NAMESPACE();
 namespace bd {
 HWY_EXPORT(ExpMomentsImpl);
 HWY_EXPORT(BandSumImpl);
+HWY_EXPORT(SumBandBlocksImpl);
 HWY_EXPORT(FiniteMomentsImpl);
 HWY_EXPORT(FiniteDeviationSumImpl);
 HWY_EXPORT(FiniteSpreadImpl);
@@ -134,6 +150,10 @@ ExpMomentSums ExpMoments(const float* v, size_t n, float max, float scale, float
 }
 BandTotals BandSum(const float* v, const float* w, size_t n, float lo, float hi) {
   return HWY_DYNAMIC_DISPATCH(BandSumImpl)(v, w, n, lo, hi);
+}
+double SumBandBlocks(const float* v, const float* w, size_t n, float lo, float hi,
+                     float* block_sums) {
+  return HWY_DYNAMIC_DISPATCH(SumBandBlocksImpl)(v, w, n, lo, hi, block_sums);
 }
 FiniteMomentSums FiniteMoments(const float* v, size_t n, float center) {
   return HWY_DYNAMIC_DISPATCH(FiniteMomentsImpl)(v, n, center);

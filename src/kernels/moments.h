@@ -30,6 +30,13 @@ struct BandTotals {
 // [lo, hi] (NaN is never inside). One pass over v and w.
 BandTotals BandSum(const float* v, const float* w, size_t n, float lo, float hi);
 
+// BandSum's weight, per kBlock-block of v into block_sums as SumBlocks
+// (softmax.h) leaves them for w with the entries outside the band set to 0;
+// returns their total. The draw over a band of the row left ungathered
+// (Candidates::row_band): one read of the row and its exps.
+double SumBandBlocks(const float* v, const float* w, size_t n, float lo, float hi,
+                     float* block_sums);
+
 struct FiniteMomentSums {
   size_t count;   // number of finite entries (v_i >= -FLT_MAX; -inf excluded)
   double sum_d;   // sum of (v_i - center) over them

@@ -95,22 +95,6 @@ double SumBlocksImpl(const float* e, size_t n, float* HWY_RESTRICT block_sums) {
   return total;
 }
 
-// The entries outside [lo, hi] weigh 0 (the pad, NaN, is never inside).
-double SumBandBlocksImpl(const float* row, const float* e, size_t n, float lo, float hi,
-                         float* HWY_RESTRICT block_sums) {
-  const hn::ScalableTag<float> d;
-  const auto vlo = hn::Set(d, lo);
-  const auto vhi = hn::Set(d, hi);
-  double total = 0.0;
-  SumVirtualLanes<1>(
-      d, row, e, n, NAN,
-      [&](auto x, auto w, auto* t) BD_TERMS {
-        t[0] = hn::IfThenElseZero(hn::And(hn::Ge(x, vlo), hn::Le(x, vhi)), w);
-      },
-      &total, block_sums);
-  return total;
-}
-
 }  // namespace HWY_NAMESPACE
 }  // namespace bd
 HWY_AFTER_NAMESPACE();
@@ -121,7 +105,6 @@ HWY_EXPORT(ExpSumOnly);
 HWY_EXPORT(ExpWriteImpl);
 HWY_EXPORT(ExpBlockSumsImpl);
 HWY_EXPORT(SumBlocksImpl);
-HWY_EXPORT(SumBandBlocksImpl);
 HWY_EXPORT(ExpSumBelowImpl);
 HWY_EXPORT(ExpSumAtMostImpl);
 
@@ -136,10 +119,6 @@ double ExpBlockSums(const float* row, size_t n, float max, float scale, float* b
 }
 double SumBlocks(const float* e, size_t n, float* block_sums) {
   return HWY_DYNAMIC_DISPATCH(SumBlocksImpl)(e, n, block_sums);
-}
-double SumBandBlocks(const float* row, const float* e, size_t n, float lo, float hi,
-                     float* block_sums) {
-  return HWY_DYNAMIC_DISPATCH(SumBandBlocksImpl)(row, e, n, lo, hi, block_sums);
 }
 double ExpSumBelow(const float* row, size_t n, float cut, float scale, double* equal) {
   return HWY_DYNAMIC_DISPATCH(ExpSumBelowImpl)(row, n, cut, scale, equal);

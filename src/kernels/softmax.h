@@ -42,11 +42,4 @@ double ExpBlockSums(const float* row, size_t n, float max, float scale, float* b
 // a row whose exps a stage already wrote).
 double SumBlocks(const float* e, size_t n, float* block_sums);
 
-// SumBlocks over a band of a row: e[i] for the entries with lo <= row[i] <=
-// hi, 0 for the others (so a block's sum is the band's part of it), in
-// SumBlocks' layout. The draw over a band of the row left ungathered
-// (Candidates::row_band): one read of the row and its exps.
-double SumBandBlocks(const float* row, const float* e, size_t n, float lo, float hi,
-                     float* block_sums);
-
 }  // namespace bd

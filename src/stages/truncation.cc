@@ -351,6 +351,11 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
   // [cut_logit, +inf) of the row) stays a band when the draw follows.
   auto leave_band = [&](size_t kept) {
     if (!(draw_follows && !ties_dropped && KeepAsRowBand(kept, c.vocab))) return false;
+    // After the prefilter, the band's histogram wrote its weights over the
+    // head of the row's exps (band_e): rewritten, the same bits.
+    if (prefiltered) {
+      ExpWrite(c.row, std::min(c.vocab, band_written), max, scale, ws.row_exp.data());
+    }
     TakeRowBand(c, cut_logit, INFINITY, kept, ws.row_exp.data(), max, scale);
     return true;
   };
@@ -362,12 +367,7 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
     c.list_exp = list_e;
     c.list_exp_max = max;
     c.list_exp_scale = scale;
-    if (draw_follows && !ties_dropped && KeepAsRowBand(c.size, c.vocab)) {
-      // The band's histogram wrote its weights over the row's exps' head
-      // (band_e): those are rewritten, the same bits.
-      ExpWrite(c.row, std::min(c.vocab, band_written), max, scale, ws.row_exp.data());
-      leave_band(c.size);
-    }
+    leave_band(c.size);  // (or the list stays)
     return;
   }
   if (!on_row) {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -522,15 +523,13 @@ TEST_CASE("typical's cut inside a run of tied logits is gathered, never left as 
         std::vector<char> keep(v, 0);
         for (size_t i = 0; i < dec.k(); ++i) keep[dec.ids()[i]] = 1;
         // A logit some of whose tokens are kept and some not.
-        std::vector<int> kept_of(4 * 1024 * 16 + 1, -1);  // per grid value: 0 none, 1 all, 2 some
+        std::map<float, int> kept_of;  // per logit: 0 none kept, 1 all, 2 some
         bool cut_in_run = false;
         for (size_t i = 0; i < v; ++i) {
-          const long slot = std::lround(row[i] * 1024.0f) + 8 * 1024 * 4 / 2;
-          if (slot < 0 || slot >= static_cast<long>(kept_of.size())) continue;
-          int& st = kept_of[static_cast<size_t>(slot)];
           const int now = keep[i] ? 1 : 0;
-          st = st < 0 ? now : st == now ? st : 2;
-          cut_in_run |= st == 2;
+          const auto [it, first] = kept_of.emplace(row[i], now);
+          if (!first && it->second != now) it->second = 2;
+          cut_in_run |= it->second == 2;
         }
         CAPTURE(v);
         CAPTURE(grid);
