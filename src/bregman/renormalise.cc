@@ -118,8 +118,11 @@ double Renormalise(BregmanDivergence divergence, double alpha, const double* p,
     if (p0 == 0.0) {
       return primal ? DivergenceFromZero(alpha, 1.0) : DivergenceToZero(alpha, 1.0);
     }
-    // d(1, p) = p^a g(log(1/p)); d(p, 1) = g(log p).
-    return primal ? DivergenceByLogRatio(alpha, p0, -LogF64(p0))
+    // d(1, p) = p^a g(log(1/p)); d(p, 1) = g(log p). The primal's p^a
+    // underflows and g overflows where alpha log(1/p) passes ~709 (alpha 514
+    // at p = 1/4: R(1) was inf, so k = 1 was never chosen): DivergenceAbove.
+    return primal ? (alpha > 1.0 ? DivergenceAbove(alpha, p0, 1.0, -LogF64(p0))
+                                 : DivergenceByLogRatio(alpha, p0, -LogF64(p0)))
                   : ScaledDivergence(alpha, LogF64(p0));
   }
 

@@ -18,6 +18,11 @@
 namespace bd {
 namespace bregman_detail {
 
+// d(q, p) = p^alpha g(L), L = log(q / p) > 0, for the primal alpha > 1, where
+// p^alpha may underflow while g(L) is large (renormalise_primal.cc; also
+// the cost of a support of one, d(1, p)).
+double DivergenceAbove(double alpha, double p, double q, double log_ratio);
+
 // A search probe's question about a support's multiplier: is sigma (a
 // quantity increasing in nu, computed from nu and the last coordinate's q)
 // on a given side of a threshold? decided(ctx, nu, q_last, nu_is_upper,

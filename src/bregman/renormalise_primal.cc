@@ -45,16 +45,6 @@ PrimalAtGain PrimalTokenAtGain(double b, double p, double r) {
   return {(r - p) + r * Expm1F64(l), LogF64(r / p) + l, r * ExpFullF64(l) / (1.0 + t)};
 }
 
-// d(q, p) = p^alpha g(L), L = log(q / p) > 0, when p^alpha may underflow
-// while g(L) is large. d(q, p) <= d(q, 0), and past alpha L = 700 the two
-// agree to a relative alpha e^{-(alpha-1) L}.
-double DivergenceAbove(double alpha, double p, double q, double log_ratio) {
-  if (!(p > 0.0) || alpha * log_ratio > 700.0) return DivergenceFromZero(alpha, q);
-  const double p_pow = PowAlpha(p, alpha);
-  const double g = ScaledDivergence(alpha, log_ratio);
-  if (p_pow >= DBL_MIN || !(g > 0.0)) return p_pow * g;
-  return ExpFullF64(alpha * LogF64(p) + LogF64(g));
-}
 
 // The primal multiplier in log scale (see MultiplierBelowRange; b >= 1
 // there): r >= rem / k stays in range while nu = r^b / b does not. Solves
@@ -86,6 +76,17 @@ double RenormalisePrimalLogScale(double alpha, const double* p, size_t k, double
 }
 
 }  // namespace
+
+// d(q, p) = p^alpha g(L), L = log(q / p) > 0, when p^alpha may underflow
+// while g(L) is large. d(q, p) <= d(q, 0), and past alpha L = 700 the two
+// agree to a relative alpha e^{-(alpha-1) L}.
+double DivergenceAbove(double alpha, double p, double q, double log_ratio) {
+  if (!(p > 0.0) || alpha * log_ratio > 700.0) return DivergenceFromZero(alpha, q);
+  const double p_pow = PowAlpha(p, alpha);
+  const double g = ScaledDivergence(alpha, log_ratio);
+  if (p_pow >= DBL_MIN || !(g > 0.0)) return p_pow * g;
+  return ExpFullF64(alpha * LogF64(p) + LogF64(g));
+}
 
 double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
                                 double rem, double* q, double* scratch,

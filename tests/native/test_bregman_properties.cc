@@ -721,3 +721,56 @@ TEST_CASE("bregman property: tau from the multipliers agrees with tau from the c
 }
 
 }  // TEST_SUITE
+
+TEST_CASE("bregman property: primal at a large alpha (k = 1 priced, far coordinates' mass)") {
+  // Found by a review against an mpmath reference written from the spec.
+  // (1) A support of one: d(1, p) = [1 - p^a - a p^{a-1} (1 - p)] / (a (a - 1)),
+  // which is 1 / (a (a - 1)) to double precision once p^{a-1} < 2^-53. R(1)
+  // came out inf where a log(1/p) passes ~709 (p^a underflows, g overflows),
+  // so k = 1 was never chosen (four equal tokens: alpha 514 on).
+  // (2) Fixed supports of equal tokens: q = 1/k each, by symmetry. Where
+  // (q/p)^{a-1} passes 2^1000 the map takes the zero coordinate's gain for q
+  // and summed it as the increment, dropping p: q of 8 x 1/8 at k = 2 came
+  // out 3/8 each at alpha 400 (and a deficit of ~2e-5 on 1e5 equal tokens
+  // from alpha ~64).
+  bd::BregmanWorkspace ws;
+  const std::vector<double> quarter(4, 0.25);
+  for (double alpha : {514.0, 1000.0, 2000.0}) {
+    CAPTURE(alpha);
+    const double d1 = 1.0 / (alpha * (alpha - 1.0));  // D(1): the dropped tokens' p^a / a underflow
+    bd::SortedProbsArray probs(quarter.data(), quarter.size());
+    const bd::BregmanResult big = bd::DecodeBregman(Params(false, alpha, 0.1), probs, ws);
+    CHECK(big.k == 1);
+    CHECK(big.objective == doctest::Approx(d1 + 0.1).epsilon(1e-12));
+    // lambda = D(1) / 2.5: C(1) = 1.4 D(1), C(2) = 0.8 D(1) + D(2) (D(2) < 1e-150), C(3) = 1.2 D(1).
+    const bd::BregmanResult two = bd::DecodeBregman(Params(false, alpha, d1 / 2.5), probs, ws);
+    CHECK(two.k == 2);
+    CHECK(two.objective == doctest::Approx(0.8 * d1).epsilon(1e-9));
+    std::vector<double> q(1), scratch(1);
+    CHECK(bd::BregmanRenormalise(bd::BregmanDivergence::kPrimal, alpha, quarter.data(), 1, q.data(),
+                                 scratch.data()) == doctest::Approx(d1).epsilon(1e-12));
+  }
+  size_t far_supports = 0;
+  for (size_t n : {8, 100000}) {
+    const std::vector<double> p(n, 1.0 / static_cast<double>(n));
+    for (double alpha : {64.0, 100.0, 200.0, 400.0, 1000.0}) {
+      for (size_t k : {2, 3, 7}) {
+        CAPTURE(n);
+        CAPTURE(alpha);
+        CAPTURE(k);
+        // Far: the gain (q/p)^{a-1} = (n/k)^{a-1} past 2^1000.
+        far_supports += (alpha - 1.0) * std::log2(static_cast<double>(n) / k) > 1000.0;
+        bd::SortedProbsArray probs(p.data(), n);
+        const bd::BregmanResult r = bd::DecodeBregman(Params(false, alpha, 0.0, k), probs, ws);
+        REQUIRE(r.k == k);
+        double sum = 0.0;
+        for (size_t i = 0; i < k; ++i) {
+          CHECK(ws.q[i] == doctest::Approx(1.0 / static_cast<double>(k)).epsilon(1e-12));
+          sum += ws.q[i];
+        }
+        CHECK(sum == doctest::Approx(1.0).epsilon(1e-12));
+      }
+    }
+  }
+  CHECK(far_supports >= 10);  // the branch the fix is in
+}

@@ -16,6 +16,14 @@
 // Generator phi_a(x) = (x^a - x) / (a (a - 1)), phi_1 = x log x, and
 // d(x, y) = phi(x) - phi(y) - phi'(y) (x - y) (spec docs/spec/bregman.md).
 //
+// Range: past alpha ~64 DivergenceRel's series (|r| <= 1/2) can cancel
+// catastrophically (terms of C(alpha, n) |r|^n, ~1e11 at alpha 128), and D(k)
+// loses its precision where y^alpha is subnormal (found by a review against
+// mpmath). Rows with large alphas whose gains stay off that branch (the
+// "large alphas" test: tails far below the head) are fine; otherwise large
+// alphas are tested against closed forms and symmetric rows
+// (test_bregman_properties.cc, "primal at a large alpha").
+//
 // Cost: O(V^2 * iterations) per distribution for the primal, times another
 // factor of iterations for the dual. Meant for V up to a few hundred (a few
 // thousand for alpha in {1, 1.5, 2, 3}, whose map evaluations are cheap).
