@@ -96,7 +96,10 @@ export interface DecodeOptions {
   sorted?: boolean;
   /** With sample(): also report the raw distribution's n most probable tokens (implies logprobs). */
   top_logprobs?: number;
-  /** Same seed, logits and options: same token on every platform. */
+  /**
+   * Same seed, logits and options: same token on every platform. Without one,
+   * draws (and XTC's coin, in decode() too) come from a random stream.
+   */
   seed?: number | bigint;
   /** Index of the draw in the seeded stream (default 0); needs `seed`. */
   step?: number | bigint;

@@ -221,3 +221,18 @@ test('decode(): no objective where Bregman does not run (greedy)', () => {
   const d = bd.decode(logits, { bregman: { alpha: 1.5, lambda: 1e-3 } });
   assert.ok(Number.isFinite(d.objective) && d.objective > 0);
 });
+
+// Found by a review: decode() without a seed ran XTC at seed 0, step 0, so its
+// coin fell the same way on every call (sample() draws from the module's
+// unseeded stream). Both ways must show up over 64 calls at probability 1/2
+// (all alike has probability 2^-63); a seeded decode() stays fixed.
+test('decode() without a seed: XTC draws its coin from the unseeded stream', () => {
+  const logits = new Float32Array([3, 2.9, 2.8, 0, -1, -2]);
+  const o = { xtc_probability: 0.5, xtc_threshold: 0.05 };
+  const kept = new Set();
+  for (let i = 0; i < 64; i++) kept.add(bd.decode(logits, o).k);
+  assert.deepEqual([...kept].sort((a, b) => a - b), [4, 6]);
+  const seeded = new Set();
+  for (let i = 0; i < 16; i++) seeded.add(bd.decode(logits, { ...o, seed: 3 }).k);
+  assert.equal(seeded.size, 1);
+});

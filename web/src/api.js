@@ -499,8 +499,11 @@ export function createApi(M, entropy32) {
   function decode(logits, options) {
     checkLogits(logits);
     const n = logits.length, input = inputRow(logits);
-    writeOptions(options, n);
+    const seeded = writeOptions(options, n);
     const flags = resultFlags();
+    // A random stage (XTC) without a seed draws from the unseeded stream, as
+    // sample() does: it took seed 0, so its coin fell the same way every call.
+    if (!seeded) useStream();
     writeLogits(logits, input);
     check(raw.decode(n));
     return readDistribution(flags.objective);
