@@ -772,5 +772,20 @@ TEST_CASE("bregman property: primal at a large alpha (k = 1 priced, far coordina
       }
     }
   }
-  CHECK(far_supports >= 10);  // the branch the fix is in
+  // Large supports (the sketch's blocks stand for most tokens), far at alpha 2000.
+  const std::vector<double> flat(100000, 1e-5);
+  for (size_t k : {2000, 50000}) {
+    CAPTURE(k);
+    bd::SortedProbsArray probs(flat.data(), flat.size());
+    REQUIRE(bd::DecodeBregman(Params(false, 2000.0, 0.0, k), probs, ws).k == k);
+    double sum = 0.0, worst = 0.0;
+    for (size_t i = 0; i < k; ++i) {
+      sum += ws.q[i];
+      worst = std::max(worst, std::fabs(ws.q[i] * static_cast<double>(k) - 1.0));
+    }
+    CHECK(worst < 1e-11);
+    CHECK(sum == doctest::Approx(1.0).epsilon(1e-11));
+    far_supports += 1999.0 * std::log2(1e5 / static_cast<double>(k)) > 1000.0;
+  }
+  CHECK(far_supports >= 12);  // the branch the fix is in
 }
