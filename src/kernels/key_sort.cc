@@ -23,7 +23,10 @@ constexpr size_t kRadixMin = 2048;
 // sources are not built there. Keys are unique, so the order is the same.
 constexpr size_t kVQSortMin = 512;
 
-// Sorts with it where a SIMD target runs (it has no scalar or EMU128 path).
+// Sorts with it where a SIMD target runs (on SCALAR it falls back to a heap
+// sort, on EMU128 it runs emulated: std::sort and the radix sort are faster
+// there). Decided at the first call (a later ForceKernelTarget changes only
+// the speed: every sort gives the same order).
 bool SortedByVQSort(uint64_t* keys, size_t n) {
   static const bool simd =
       (hwy::SupportedTargets() & ~static_cast<int64_t>(HWY_SCALAR | HWY_EMU128)) != 0;
