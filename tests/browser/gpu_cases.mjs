@@ -55,7 +55,8 @@ export function optionSets(top, hist) {
     { top_p: 0.8, bregman: { divergence: 'dual', alpha: 2, lambda: 1e-3 } },
     { min_p: 0.01, bregman: { alpha: 0.7, k: 5 } },
     { bregman: { alpha: 1.5, lambda: 1e-3 } },
-    { top_k: 100, typical_p: 0.9 }, { top_k: 100, xtc_probability: 0.5, xtc_threshold: 0.05 },
+    // (XTC with a seed: without one, decode()'s coin is random, as sample()'s draw is.)
+    { top_k: 100, typical_p: 0.9 }, { top_k: 100, xtc_probability: 0.5, xtc_threshold: 0.05, seed: 7 },
     { top_k: 300, epsilon_cutoff: 3e-4, eta_cutoff: 1e-3 }, { top_k: 80, top_n_sigma: 1.5 },
     { top_k: 64, dynatemp_range: 0.5 }, { typical_p: 0.9 },
     { logit_bias: { 5: 10, 7: -Infinity, [top]: -3 }, top_k: 20 },
