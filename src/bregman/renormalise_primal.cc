@@ -45,7 +45,6 @@ PrimalAtGain PrimalTokenAtGain(double b, double p, double r) {
   return {(r - p) + r * Expm1F64(l), LogF64(r / p) + l, r * ExpFullF64(l) / (1.0 + t)};
 }
 
-
 // The primal multiplier in log scale (see MultiplierBelowRange; b >= 1
 // there): r >= rem / k stays in range while nu = r^b / b does not. Solves
 // log(sum q) = 0 for log r by safeguarded Newton on [log(rem / k), 0] (at
