@@ -222,6 +222,7 @@ export interface GpuSampler {
   clone(): GpuSampler;
   readonly historyLength: number;
   readonly step: number;
+  /** Frees its wasm sampler (mirostat); every later use throws TypeError. Idempotent. */
   dispose(): void;
 }
 
@@ -238,6 +239,7 @@ export interface GpuDecoder {
   readonly stats: { calls: number; fallbacks: number; bytesRead: number; fallbackReasons: Record<string, number> };
   /** Bytes a call reads back on the candidate path (at most, without listed ids). */
   readonly candidateReadbackBytes: number;
+  /** Frees its GPU buffers; every later use (of it or its samplers) throws TypeError. Idempotent. */
   dispose(): void;
 }
 

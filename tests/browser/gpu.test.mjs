@@ -443,3 +443,58 @@ test('the bench page (npm run bench:gpu) runs and reports bytes read back', asyn
   }
   console.log(`# bench (SwiftShader, meaningless timings): ${r.results.map((x) => `${JSON.stringify(x.options)} ${x.gpuBytes} B (${x.path})`).join('; ')}`);
 });
+
+// The README's rule for the wasm objects ("Using a disposed sampler or
+// instance ... is a TypeError") holds for the GPU decoder and its samplers:
+// they threw a plain Error, and a disposed GPU sampler went on drawing.
+test('a disposed GPU decoder or GPU sampler throws TypeError, and dispose() twice is fine', async () => {
+  const r = await inPage(async (h) => {
+    const V = 4096;
+    const kind = async (f) => {
+      try { await f(); return 'no error'; } catch (e) { return `${e.constructor.name}: ${e.message}`; }
+    };
+    const gd = h.bd.createGpuDecoder(h.device, { vocab: V, maxCandidates: 256 });
+    const buf = h.device.createBuffer({ size: V * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+    h.device.queue.writeBuffer(buf, 0, new Float32Array(V).map((_, i) => Math.sin(i)));
+    const out = {};
+    for (const options of [{ seed: 1, top_k: 40 }, { seed: 2, mirostat: 2 }]) {
+      const s = gd.createSampler(options);
+      const live = (await s.sample(buf)).token;
+      s.dispose();
+      s.dispose();
+      const key = JSON.stringify(options);
+      out[key] = {
+        live: typeof live,
+        sample: await kind(() => s.sample(buf)),
+        decode: await kind(() => s.decode(buf)),
+        accept: await kind(() => s.accept(1)),
+        reset: await kind(() => s.reset()),
+        clone: await kind(() => s.clone()),
+        step: await kind(() => s.step),
+        historyLength: await kind(() => s.historyLength),
+      };
+    }
+    const kept = gd.createSampler({ seed: 3 });
+    gd.dispose();
+    gd.dispose();
+    out.decoder = {
+      decode: await kind(() => gd.decode(buf, { seed: 1 })),
+      sample: await kind(() => gd.sample(buf, { seed: 1 })),
+      createSampler: await kind(() => gd.createSampler({})),
+      samplerOfIt: await kind(() => kept.sample(buf)),
+    };
+    // The wasm instance keeps working.
+    out.cpu = typeof h.bd.sample(new Float32Array(V).fill(1), { seed: 1 }).token;
+    buf.destroy();
+    return out;
+  });
+  for (const [key, calls] of Object.entries(r)) {
+    if (key === 'cpu') continue;
+    for (const [call, got] of Object.entries(calls)) {
+      if (call === 'live') { assert.equal(got, 'number', key); continue; }
+      const what = key === 'decoder' ? 'GPU decoder' : 'sampler';
+      assert.equal(got, `TypeError: this ${what} was disposed`, `${key} ${call}`);
+    }
+  }
+  assert.equal(r.cpu, 'number');
+});

@@ -177,7 +177,7 @@ export function createGpuDecoder(bd, device, config) {
   let disposed = false;
 
   function checkBuffer(buffer, rowIndex) {
-    if (disposed) throw new Error('this GPU decoder was disposed');
+    if (disposed) throw new TypeError('this GPU decoder was disposed');
     if (buffer === null || typeof buffer !== 'object' || typeof buffer.mapAsync !== 'function') {
       throw new TypeError('logits must be a GPUBuffer');
     }
@@ -685,6 +685,7 @@ export function createGpuDecoder(bd, device, config) {
   class GpuSampler {
     constructor(options, state) {
       this._options = options;
+      this._disposed = false;
       if (state) {
         Object.assign(this, state);
         this._history = state._history.slice();
@@ -702,6 +703,12 @@ export function createGpuDecoder(bd, device, config) {
       if ((options.mirostat ?? 0) !== 0) this._cpu = cpu;
       else { cpu.dispose(); this._cpu = null; }
     }
+    // As the wasm sampler: a disposed sampler (or one of a disposed GPU
+    // decoder) answers nothing, with a TypeError (README, "Errors").
+    _alive() {
+      if (disposed) throw new TypeError('this GPU decoder was disposed');
+      if (this._disposed) throw new TypeError('this sampler was disposed');
+    }
     _stateless() {
       return { ...this._options, seed: this._seed, step: this._step, history: this._seen() };
     }
@@ -711,6 +718,7 @@ export function createGpuDecoder(bd, device, config) {
     }
     sample(buffer, rowIndex = 0) {
       return serial(async () => {
+        this._alive();
         checkBuffer(buffer, rowIndex);
         const r = this._cpu
           ? await runRow(buffer, rowIndex, this._options, this._seen(), (x) => this._cpu.sample(x), false, true)
@@ -722,6 +730,7 @@ export function createGpuDecoder(bd, device, config) {
     }
     decode(buffer, rowIndex = 0) {
       return serial(async () => {
+        this._alive();
         checkBuffer(buffer, rowIndex);
         return this._cpu
           ? runRow(buffer, rowIndex, this._options, this._seen(), (x) => this._cpu.decode(x), false, false)
@@ -735,6 +744,7 @@ export function createGpuDecoder(bd, device, config) {
       this._history.push(token);
     }
     accept(token) {
+      this._alive();
       if (typeof token !== 'number') throw new TypeError(`token must be a number, got ${typeof token}`);
       if (!Number.isInteger(token) || token < 0) throw new RangeError(`token must be an integer >= 0, got ${token}`);
       this._cpu?.accept(token);
@@ -743,6 +753,7 @@ export function createGpuDecoder(bd, device, config) {
     // An unseeded sampler draws a fresh seed (a new sequence is not the last
     // one again), as the wasm sampler does.
     reset() {
+      this._alive();
       if (this._options.seed === undefined) {
         this._seed = randomSeed();
         if (this._cpu) {
@@ -756,10 +767,25 @@ export function createGpuDecoder(bd, device, config) {
       this._history = [];
       this._step = 0;
     }
-    clone() { return new GpuSampler(this._options, this); }
-    get historyLength() { return Math.min(this._history.length, kMaxHistory); }
-    get step() { return this._cpu ? this._cpu.step : this._step; }
-    dispose() { this._cpu?.dispose(); this._cpu = null; }
+    clone() {
+      this._alive();
+      return new GpuSampler(this._options, this);
+    }
+    get historyLength() {
+      this._alive();
+      return Math.min(this._history.length, kMaxHistory);
+    }
+    get step() {
+      this._alive();
+      return this._cpu ? this._cpu.step : this._step;
+    }
+    // Idempotent, as the wasm sampler's.
+    dispose() {
+      if (this._disposed) return;
+      this._disposed = true;
+      this._cpu?.dispose();
+      this._cpu = null;
+    }
   }
 
   function batch(kind, buffer, rows, perRow) {
@@ -799,7 +825,7 @@ export function createGpuDecoder(bd, device, config) {
     sampleBatch: (buffer, rows, perRow) => batch('sample', buffer, rows, perRow),
     /** A stateful sampler over GPU rows (options fixed at creation). */
     createSampler(options = {}) {
-      if (disposed) throw new Error('this GPU decoder was disposed');
+      if (disposed) throw new TypeError('this GPU decoder was disposed');
       return new GpuSampler(checkOptions(options));
     },
     /** Calls, fallbacks (with their reasons) and bytes read back so far. */
