@@ -236,3 +236,25 @@ test('decode() without a seed: XTC draws its coin from the unseeded stream', () 
   for (let i = 0; i < 16; i++) seeded.add(bd.decode(logits, { ...o, seed: 3 }).k);
   assert.equal(seeded.size, 1);
 });
+
+// Found by a review: the sampler kept the caller's options object, so changing
+// it (or an array or object inside it) after createSampler changed `name` and
+// what an unseeded sampler ran after reset().
+test('a sampler\'s options are fixed at creation: later changes to the object do not reach it', () => {
+  const logits = new Float32Array([2, 1.9, 1.8, 0, -1]);
+  const o = { top_k: 3, banned_tokens: [4], bregman: { alpha: 1.5, k: 3 } };
+  const s = bd.createSampler(o);
+  const name = s.name;
+  const want = s.decode(logits);
+  o.top_k = 1;
+  o.min_p = 0.5;
+  o.banned_tokens.push(0);
+  o.bregman.k = 1;
+  assert.equal(s.name, name);
+  s.reset();  // unseeded: a new wasm sampler, from the options it was created with
+  assert.deepEqual(s.decode(logits), want);
+  const c = s.clone();
+  c.reset();
+  assert.deepEqual(c.decode(logits), want);
+  [s, c].forEach((x) => x.dispose());
+});

@@ -172,6 +172,30 @@ test('the processor leaves transformers.js one choice: 0 at the drawn token, -In
   processor.dispose();
 });
 
+test('processor contract: a disposed processor throws TypeError; a refused per-row option frees the probes; dims are integers', () => {
+  // Using the processor after dispose() is a TypeError (it used to make new samplers and draw).
+  const processor = createLogitsProcessor(bd, { seed: 1 });
+  const row = () => ({ data: new Float32Array([1, 2, 3, 4]), dims: [1, 4] });
+  processor([[1n]], row());
+  processor.dispose();
+  processor.dispose();   // idempotent
+  assert.throws(() => processor([[1n]], row()), TypeError);
+  assert.throws(() => processor.reset(), TypeError);
+  assert.equal(processor.samplers.length, 0);
+  // A per-row options array refused at its second entry: the first entry's probe sampler is freed.
+  const refuse = () => assert.throws(() => createLogitsProcessor(bd, [{ seed: 1 }, { top_p: 2 }]), RangeError);
+  for (let i = 0; i < 4; i++) refuse();
+  const before = bd.memoryBytes();
+  for (let i = 0; i < 500; i++) refuse();
+  assert.equal(bd.memoryBytes(), before, 'refused processors must not grow memory');
+  // dims whose product is the length but that are not integers would slice rows of different lengths.
+  const p2 = createLogitsProcessor(bd, { seed: 1 });
+  const data = new Float32Array([1, 2, 3]);
+  assert.throws(() => p2([[0n], [0n]], { data, dims: [2, 1.5] }), /dims/);
+  assert.deepEqual(Array.from(data), [1, 2, 3]);
+  p2.dispose();
+});
+
 test('the README\'s transformers.js lines run verbatim: same tokens as a sampler over llama2.mjs', async () => {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
   const m = /<!-- transformers\.js example[^>]*-->\s*```js\n([\s\S]*?)```/.exec(readme);

@@ -148,3 +148,17 @@ test('processLogits forces the drawn token in place; processSampledToken checks 
   assert.equal(processor.sampler.historyLength, 0);
   processor.dispose();
 });
+
+test('processor contract: a token outside the forced one is a RangeError; after dispose() nothing works', () => {
+  const processor = new BregmanLogitProcessor(bd, { seed: 1 });
+  processor.processLogits(new Float32Array([1, 2, 3, 4]));
+  // A reported id far outside the vocabulary is an out-of-range value.
+  assert.throws(() => processor.processSampledToken(1e9), RangeError);
+  // dispose() between processLogits and processSampledToken: the report is refused like every other call.
+  const token = processor.processLogits(new Float32Array([1, 2, 3, 4])).indexOf(0);
+  processor.dispose();
+  processor.dispose();   // idempotent
+  assert.throws(() => processor.processSampledToken(token), TypeError);
+  assert.throws(() => processor.processLogits(new Float32Array(4)), TypeError);
+  assert.throws(() => processor.resetState(), TypeError);
+});

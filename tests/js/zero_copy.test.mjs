@@ -146,3 +146,26 @@ test('inputBuffer: a batch is refused with a RangeError naming logits', () => {
   assert.throws(() => bd.decodeBatch(view, 1000, {}), (e) => e instanceof RangeError && /^logits/.test(e.message));
   assert.throws(() => bd.sampleBatch(view, 1000, {}), (e) => e instanceof RangeError && /^logits/.test(e.message));
 });
+
+// Found by a review: a view detached by memory growth and then replaced by a
+// fresh inputBuffer() reached the heap copy (the engine's detached-buffer
+// TypeError), and a batch of it returned [] silently.
+test('inputBuffer: a detached view replaced since is a RangeError everywhere', async () => {
+  const own = await load();
+  const V = 8;
+  const old = own.inputBuffer(V);
+  own.decode(new Float32Array(4_000_000));  // grows the memory: `old` is detached
+  assert.equal(old.length, 0);
+  const fresh = own.inputBuffer(V);
+  assert.notEqual(fresh, old);
+  const stale = (e) => e instanceof RangeError && /stale inputBuffer/.test(e.message);
+  assert.throws(() => own.decode(old), stale);
+  assert.throws(() => own.sample(old, { seed: 1 }), stale);
+  const s = own.createSampler({ seed: 1 });
+  assert.throws(() => s.sample(old), stale);
+  assert.throws(() => own.decodeBatch(old, V, {}), (e) => e instanceof RangeError && /^logits/.test(e.message));
+  fresh.set([3, 0, 0, 0, 0, 0, 0, 0]);
+  assert.equal(own.sample(fresh, { temperature: 0 }).token, 0, 'the fresh view still works');
+  s.dispose();
+  own.dispose();
+});

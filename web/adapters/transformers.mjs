@@ -37,14 +37,23 @@ export function createLogitsProcessor(bd, options = {}, { acceptPrompt = true } 
   if (!perRow && (options === null || typeof options !== 'object')) {
     throw new TypeError('options must be an options object or an array of them');
   }
-  // Fail on a bad option now rather than inside generate().
-  const probe = perRow ? options.map((o) => bd.createSampler(o)) : [bd.createSampler(options)];
-  for (const s of probe) s.dispose();
+  // Fail on a bad option now rather than inside generate(); free every probe,
+  // also those made before a refused entry (each holds wasm memory).
+  const probe = [];
+  try {
+    for (const o of perRow ? options : [options]) probe.push(bd.createSampler(o));
+  } finally {
+    for (const s of probe) s.dispose();
+  }
 
   /** @type {{ sampler: any, length: number, last: number }[]} */
   let rows = [];
   /** @type {{ token: number, logprob: number, k: number }[][]} */
   let steps = [];
+  let disposed = false;
+  const live = () => {
+    if (disposed) throw new TypeError('this logits processor was disposed');
+  };
 
   function rowOptions(r) {
     if (!perRow) return options;
@@ -66,12 +75,14 @@ export function createLogitsProcessor(bd, options = {}, { acceptPrompt = true } 
   }
 
   function processor(input_ids, logits) {
+    live();
     if (logits === null || typeof logits !== 'object' || !(logits.data instanceof Float32Array)
         || !Array.isArray(logits.dims) && !ArrayBuffer.isView(logits.dims)) {
       throw new TypeError('logits must be a float32 Tensor-like {data: Float32Array, dims: [batch, vocab]}');
     }
     const dims = Array.from(logits.dims);
-    if (dims.length !== 2 || dims[0] * dims[1] !== logits.data.length) {
+    if (dims.length !== 2 || !dims.every((d) => Number.isInteger(d) && d >= 0)
+        || dims[0] * dims[1] !== logits.data.length) {
       throw new RangeError(`logits: dims [${dims.join(', ')}] do not describe [batch, vocab] over ${logits.data.length} values`);
     }
     const [batch, vocab] = dims;
@@ -104,6 +115,7 @@ export function createLogitsProcessor(bd, options = {}, { acceptPrompt = true } 
   });
   /** Forgets every row: the next call starts new sequences. */
   processor.reset = () => {
+    live();
     for (const r of rows) r.sampler.reset();
     for (const r of rows) { r.length = 0; r.last = -1; }
     steps = [];
@@ -117,6 +129,7 @@ export function createLogitsProcessor(bd, options = {}, { acceptPrompt = true } 
     for (const r of rows) r.sampler.dispose();
     rows = [];
     steps = [];
+    disposed = true;
   };
   return processor;
 }

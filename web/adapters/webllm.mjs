@@ -57,7 +57,7 @@ export class BregmanLogitProcessor {
     const forced = this.#pending;
     this.#pending = -1;
     if (token !== forced) {
-      throw new Error(`processSampledToken: WebLLM sampled ${token} but the processor forced ${forced}; ` +
+      throw new RangeError(`processSampledToken: token: WebLLM sampled ${token} but the processor forced ${forced}; ` +
         'an option applied after the processor changed the row (see the README: leave logit_bias unset)');
     }
   }
@@ -76,7 +76,12 @@ export class BregmanLogitProcessor {
   get sampler() { return this.#sampler; }
 
   /** Frees the sampler. */
-  dispose() { this.#sampler.dispose(); }
+  dispose() {
+    this.#sampler.dispose();
+    // No draw is pending any more: a later processSampledToken reaches the
+    // disposed sampler and throws its TypeError.
+    this.#pending = -1;
+  }
 }
 
 /**

@@ -141,6 +141,24 @@ function biasEntries(v) {
   return { ids, bias };
 }
 
+// A sampler's own copy of its options (fixed for its life: name and an
+// unseeded reset() read them again): the caller's object, and the arrays,
+// Maps and objects inside it, may change after createSampler. Values of a
+// wrong type are kept as given, for writeOptions to refuse. Own keys are
+// copied; the prototype is kept (options inherited from a defaults object
+// read as before).
+function snapshotOptions(o) {
+  if (o === null || typeof o !== 'object') return o;
+  const copy = Object.create(Object.getPrototypeOf(o));
+  for (const key of Object.keys(o)) {
+    const v = o[key];
+    copy[key] = Array.isArray(v) || v instanceof Int32Array || v instanceof Uint32Array ? v.slice()
+      : v instanceof Map ? new Map(v.entries())
+        : v !== null && typeof v === 'object' ? { ...v } : v;
+  }
+  return copy;
+}
+
 function writeBregman(slots, M, b) {
   if (b === undefined || b === null) return;
   if (typeof b !== 'object') throw new TypeError(`bregman must be an object, got ${typeof b}`);
@@ -398,6 +416,9 @@ export function createApi(M, entropy32) {
   // Calls given another array copy it into that same row: copyWrites counts
   // them, and a view used after such a call (its row overwritten) is refused.
   let inputView = null;
+  // Every view inputBuffer() has returned: an earlier one is stale even once
+  // memory growth has detached it (then it no longer shares the heap's buffer).
+  const issuedViews = new WeakSet();
   let copyWrites = 0, inputViewCopies = 0;
   function inputBuffer(vocab) {
     live();
@@ -410,6 +431,7 @@ export function createApi(M, entropy32) {
     if (inputView === null || inputView.buffer !== M.HEAPF32.buffer ||
         inputView.byteOffset !== ptr || inputView.length !== vocab) {
       inputView = new Float32Array(M.HEAPF32.buffer, ptr, vocab);
+      issuedViews.add(inputView);
     }
     inputViewCopies = copyWrites;
     return inputView;
@@ -421,7 +443,7 @@ export function createApi(M, entropy32) {
     if (logits !== inputView) {
       // An earlier view (inputBuffer() has returned another since): its
       // memory may hold another row now, or nothing.
-      if (logits.buffer === M.HEAPF32.buffer) {
+      if (logits.buffer === M.HEAPF32.buffer || issuedViews.has(logits)) {
         throw new RangeError('logits is a stale inputBuffer() view (a later inputBuffer() call ' +
           'replaced it): write the row into the view inputBuffer(vocab) returns last');
       }
@@ -627,7 +649,8 @@ export function createApi(M, entropy32) {
   const DEFAULT_ORDER = ['logit_bias', 'penalties', 'dry', 'no_repeat_ngram', 'top_n_sigma', 'top_k',
     'typical_p', 'top_p', 'min_p', 'xtc', 'epsilon_cutoff', 'eta_cutoff', 'temperature', 'mirostat', 'bregman'];
 
-  function createSampler(options = {}) {
+  function createSampler(given = {}) {
+    const options = snapshotOptions(given);
     if (options !== null && typeof options === 'object' && options.history !== undefined) {
       throw new RangeError('history is for the stateless calls; feed a sampler with accept()');
     }
@@ -667,7 +690,7 @@ export function createApi(M, entropy32) {
   // what the single call on that row gives (tests/js/batch.test.mjs).
   function batch(kind, logits, vocab, perRow) {
     if (!(logits instanceof Float32Array)) throw new TypeError('logits must be a Float32Array');
-    if (logits.buffer === M.HEAPF32.buffer) {
+    if (logits.buffer === M.HEAPF32.buffer || issuedViews.has(logits)) {
       throw new RangeError('logits: an inputBuffer() view holds one row; pass a batch in its own Float32Array');
     }
     checkInteger('vocab', vocab, 1);
