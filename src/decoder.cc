@@ -17,6 +17,7 @@
 #include "kernels/softmax.h"
 #include "kernels/threshold.h"
 #include "rng.h"
+#include "size_limits.h"
 #include "walk_probs.h"
 #include "stages/stages.h"
 
@@ -103,8 +104,8 @@ StatusCode Decoder::Fail(StatusCode code, const char* fmt, ...) {
 
 StatusCode Decoder::Validate(const DecodeOptions& o) {
   const StatusCode kRange = StatusCode::kRangeError;
-  if (!(o.temperature >= 0.0f) || !std::isfinite(o.temperature))
-    return Fail(kRange, "temperature must be a finite number >= 0, got %g", o.temperature);
+  if (!(o.temperature >= 0.0f && o.temperature <= kMaxTemperature))
+    return Fail(kRange, "temperature must be a number in [0, 1e30], got %g", o.temperature);
   if (o.top_k < 0) return Fail(kRange, "top_k must be >= 0 (0: off), got %d", o.top_k);
   if (!(o.top_p > 0.0f && o.top_p <= 1.0f))
     return Fail(kRange, "top_p must be in (0, 1], got %g", o.top_p);
@@ -123,8 +124,8 @@ StatusCode Decoder::Validate(const DecodeOptions& o) {
     return Fail(kRange, "xtc_probability must be in [0, 1], got %g", o.xtc.probability);
   if (!(o.xtc.threshold >= 0.0f && o.xtc.threshold <= 1.0f))
     return Fail(kRange, "xtc_threshold must be in [0, 1], got %g", o.xtc.threshold);
-  if (!(o.dynatemp.range >= 0.0f) || !std::isfinite(o.dynatemp.range))
-    return Fail(kRange, "dynatemp_range must be a finite number >= 0, got %g", o.dynatemp.range);
+  if (!(o.dynatemp.range >= 0.0f && o.dynatemp.range <= kMaxTemperature))
+    return Fail(kRange, "dynatemp_range must be a number in [0, 1e30], got %g", o.dynatemp.range);
   if (!(o.dynatemp.exponent > 0.0f) || !std::isfinite(o.dynatemp.exponent))
     return Fail(kRange, "dynatemp_exponent must be a finite number > 0, got %g", o.dynatemp.exponent);
   if (!(o.penalties.repetition > 0.0f) || !std::isfinite(o.penalties.repetition))
@@ -143,12 +144,12 @@ StatusCode Decoder::Validate(const DecodeOptions& o) {
   if (o.dry.last_n < -1) return Fail(kRange, "dry_penalty_last_n must be >= -1, got %d", o.dry.last_n);
   if (o.no_repeat_ngram.size < 0)
     return Fail(kRange, "no_repeat_ngram_size must be >= 0, got %d", o.no_repeat_ngram.size);
-  if (o.mirostat_enabled) {
-    if (!(o.mirostat.tau > 0.0f) || !std::isfinite(o.mirostat.tau))
-      return Fail(kRange, "mirostat_tau must be a finite number > 0, got %g", o.mirostat.tau);
-    if (!(o.mirostat.eta > 0.0f) || !std::isfinite(o.mirostat.eta))
-      return Fail(kRange, "mirostat_eta must be a finite number > 0, got %g", o.mirostat.eta);
-  }
+  // Checked with mirostat off too, as every other stage's parameters are
+  // (a review found mirostat_tau: -1 accepted without mirostat: 2).
+  if (!(o.mirostat.tau > 0.0f) || !std::isfinite(o.mirostat.tau))
+    return Fail(kRange, "mirostat_tau must be a finite number > 0, got %g", o.mirostat.tau);
+  if (!(o.mirostat.eta > 0.0f) || !std::isfinite(o.mirostat.eta))
+    return Fail(kRange, "mirostat_eta must be a finite number > 0, got %g", o.mirostat.eta);
   for (size_t i = 0; i < o.logit_bias.n; ++i) {
     if (std::isnan(o.logit_bias.bias[i]) || o.logit_bias.bias[i] == INFINITY)
       return Fail(kRange, "logit_bias[%d] must be a number < +Infinity", o.logit_bias.ids[i]);

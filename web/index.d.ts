@@ -34,9 +34,9 @@ export type StageName =
 export type TokenIds = Int32Array | Uint32Array | number[];
 
 export interface DecodeOptions {
-  /** Default 1; 0 means greedy (the first maximum after the edit stages). */
+  /** Default 1; 0 means greedy (the first maximum after the edit stages); at most 1e30. */
   temperature?: number;
-  /** Dynamic (entropy-based) temperature in [temperature - range, temperature + range] (llama.cpp). */
+  /** Dynamic (entropy-based) temperature in [temperature - range, temperature + range] (llama.cpp); range at most 1e30. */
   dynatemp_range?: number;
   dynatemp_exponent?: number;
   /** 0 or absent: off. */

@@ -15,9 +15,19 @@ inline bool InVocab(int32_t id, size_t vocab) {
 // the repetition penalty multiplies a non-positive logit and divides a
 // positive one, so both move away from being chosen.
 inline float Penalise(float l, int32_t n, const PenaltyParams& p) {
-  l = l <= 0.0f ? l * p.repetition : l / p.repetition;
-  l -= static_cast<float>(n) * p.frequency + p.presence;
-  return std::min(l, FLT_MAX);
+  float r = l <= 0.0f ? l * p.repetition : l / p.repetition;
+  r -= static_cast<float>(n) * p.frequency + p.presence;
+  if (std::isnan(r)) {
+    // An overflow of the repetition step met an infinite frequency term of
+    // the same sign (inf - inf): the exact value, in double (the float64
+    // twin's), saturated as a float overflow would be.
+    double d = l <= 0.0f ? static_cast<double>(l) * p.repetition
+                         : static_cast<double>(l) / p.repetition;
+    d -= static_cast<double>(n) * p.frequency + p.presence;
+    r = d < -static_cast<double>(FLT_MAX) ? -INFINITY
+                                          : static_cast<float>(std::min(d, static_cast<double>(FLT_MAX)));
+  }
+  return std::min(r, FLT_MAX);
 }
 
 }  // namespace

@@ -14,8 +14,8 @@ const row = new Float32Array(Array.from({ length: V }, (_, i) => -0.5 * i));
 
 // [option, a value out of its range] for every scalar option.
 const OUT_OF_RANGE = {
-  temperature: [-0.1, Infinity],
-  dynatemp_range: [-1, Infinity],
+  temperature: [-0.1, Infinity, 1e31, 3e38],
+  dynatemp_range: [-1, Infinity, 1e31],
   dynatemp_exponent: [0, -1],
   top_k: [-1, 2.5],
   top_p: [0, 1.01, -0.5],
@@ -55,10 +55,13 @@ function cases() {
     add(`createSampler ${opt}: string`, () => bd.createSampler({ [opt]: '1' }), TypeError, re);
     for (const v of bad) add(`createSampler ${opt}: ${v}`, () => bd.createSampler({ [opt]: v }), RangeError, re);
   }
-  // Mirostat's own parameters are checked when it is on.
+  // Mirostat's own parameters, with mirostat on and off (as every other
+  // stage's: off, they were accepted out of range until a review found it).
   for (const opt of ['mirostat_tau', 'mirostat_eta']) {
     for (const v of [0, -1, Infinity, NaN]) {
       add(`${opt}: ${v}`, () => bd.createSampler({ mirostat: 2, [opt]: v }), RangeError, new RegExp(opt));
+      add(`${opt}: ${v} without mirostat`, () => bd.decode(row, { [opt]: v }), RangeError, new RegExp(opt));
+      add(`createSampler ${opt}: ${v} without mirostat`, () => bd.createSampler({ [opt]: v }), RangeError, new RegExp(opt));
     }
   }
   for (const opt of ['logprobs', 'return_distribution']) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "candidates.h"
+#include "decoder.h"
 #include "kernels/row_scan.h"
 #include "kernels/threshold.h"
 #include "reference/history_reference.h"
@@ -515,6 +516,57 @@ TEST_CASE("penalties: llama.cpp test-sampling.cpp test_penalties cases") {
       RunPenalties(x, k.history, k.rep, k.freq, k.pres, static_cast<int32_t>(k.history.size()));
       CheckProbs(x, k.expected);
     }
+  }
+}
+
+// Found by a review: the repetition step's float overflow met an infinite
+// frequency term of the same sign (inf - inf), and the NaN logit reached
+// decode() (probabilities NaN) or was dropped as if banned.
+TEST_CASE("penalties: a repetition overflow met by an infinite frequency term is no NaN") {
+  // 3e38 / 0.5 overflows to +inf in float and 2 * 3e38 too: inf - inf. In
+  // exact arithmetic (the float64 twin) the edited logit is 6e38 - 6e38 = 0.
+  const std::vector<float> row = {3e38f, 3e38f, 0.0f};
+  const std::vector<int32_t> history = {0, 0, 1, 1};
+  bd::DecodeOptions o;
+  o.history = history.data();
+  o.history_len = history.size();
+  o.penalties.repetition = 0.5f;
+  o.penalties.frequency = 3e38f;
+  o.penalties.last_n = -1;
+  bd::Decoder d;
+  // No NaN, and the probabilities sum to 1.
+  const auto expect_distribution = [](bd::Decoder& dec) {
+    double sum = 0.0;
+    for (size_t i = 0; i < dec.k(); ++i) {
+      CHECK(std::isfinite(dec.probs()[i]));
+      sum += dec.probs()[i];
+    }
+    CHECK(sum == doctest::Approx(1.0).epsilon(1e-6));
+  };
+  SUBCASE("on the row") {
+    REQUIRE(d.Decode(row.data(), row.size(), o) == bd::StatusCode::kOk);
+    expect_distribution(d);
+    CHECK(d.k() == 3);  // tokens 0 and 1 edited to logit 0, as token 2
+  }
+  SUBCASE("on a list (top-k first)") {
+    o.order[0] = bd::StageId::kTopK;
+    o.order[1] = bd::StageId::kPenalties;
+    o.order_len = 2;
+    o.top_k = 2;
+    REQUIRE(d.Decode(row.data(), row.size(), o) == bd::StatusCode::kOk);
+    expect_distribution(d);
+    CHECK(d.k() == 2);
+  }
+  SUBCASE("the negative side: -3e38 * 2 - 2 * (-3e38)") {
+    const std::vector<float> neg = {-3e38f, -3e38f, -3e38f};
+    o.penalties.repetition = 2.0f;
+    o.penalties.frequency = -3e38f;
+    o.order[0] = bd::StageId::kTopK;
+    o.order[1] = bd::StageId::kPenalties;
+    o.order_len = 2;
+    o.top_k = 2;
+    REQUIRE(d.Decode(neg.data(), neg.size(), o) == bd::StatusCode::kOk);
+    expect_distribution(d);
   }
 }
 

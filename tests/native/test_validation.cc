@@ -165,3 +165,34 @@ TEST_CASE("validation: any value in any option slot reads without undefined beha
   }
   ExpectRangeError(dec, dec.Decode(row.data(), 0, bd::DecodeOptions{}), "empty");
 }
+
+// Found by a review: at temperatures near FLT_MAX a logit gap above FLT_MAX
+// overflowed the float passes' (v - max) to -inf (weight 0) while decode()'s
+// float64 probabilities gave it e^{gap / T} > 0: sample() never drew a token
+// that decode() gave 0.12. Temperatures (and dynatemp ranges) above 1e30 are
+// refused; at 1e30 both ways give that token 0.
+TEST_CASE("temperature and dynatemp_range are bounded by kMaxTemperature, where the draw and decode() agree") {
+  const std::vector<float> row = {3e38f, -3e38f};
+  bd::Decoder dec;
+  bd::DecodeOptions o;
+  o.temperature = std::nextafter(bd::kMaxTemperature, INFINITY);
+  ExpectRangeError(dec, dec.Decode(row.data(), row.size(), o), "temperature");
+  o.temperature = 3e38f;
+  ExpectRangeError(dec, dec.Sample(row.data(), row.size(), o), "temperature");
+  o.temperature = 1.0f;
+  o.dynatemp.range = std::nextafter(bd::kMaxTemperature, INFINITY);
+  ExpectRangeError(dec, dec.Decode(row.data(), row.size(), o), "dynatemp_range");
+  o.dynatemp.range = 0.0f;
+  o.temperature = bd::kMaxTemperature;
+  REQUIRE(dec.Decode(row.data(), row.size(), o) == bd::StatusCode::kOk);
+  double p1 = 0.0;
+  for (size_t i = 0; i < dec.k(); ++i) {
+    if (dec.ids()[i] == 1) p1 = dec.probs()[i];
+  }
+  CHECK(p1 == 0.0);
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    o.seed = seed;
+    REQUIRE(dec.Sample(row.data(), row.size(), o) == bd::StatusCode::kOk);
+    CHECK(dec.token() == 0);
+  }
+}
