@@ -182,6 +182,17 @@ void FinishEdits(Candidates& c);
 // Max logit among the candidates.
 float CandidateMax(const Candidates& c);
 
+// An additive logit edit (a bias, a penalty) in the units of the law the
+// stage sees. llama.cpp's samplers placed after its temperature sampler add
+// to logits already divided by T; here the logits stay untempered and T is a
+// factor, so the amount is scaled by it: (l + a T) / T = l / T + a. At T = 1
+// (the history stages in the default order run before the temperature) it is
+// the amount itself, bit for bit. (Found by a review: a penalty after the
+// temperature weighed a / T.)
+inline float TemperedAmount(const Candidates& c, float amount) {
+  return c.temperature == 1.0 ? amount : static_cast<float>(amount * c.temperature);
+}
+
 // Z = sum exp((l - max) / temperature) over the candidates, in double.
 double CandidateExpSum(const Candidates& c, float max);
 

@@ -119,7 +119,7 @@ void ApplyDry(Candidates& c, const DryParams& p, Workspace& ws, const StageConte
       const double length = longest[t];
       longest[t] = -1.0;  // each distinct token is edited once
       if (c.row[t] == -INFINITY || IsBreaker(t, p)) continue;
-      EditLogit(c, t, c.row[t] - penalty(length));
+      EditLogit(c, t, c.row[t] - TemperedAmount(c, penalty(length)));
     }
     FinishEdits(c);
     return;
@@ -129,7 +129,7 @@ void ApplyDry(Candidates& c, const DryParams& p, Workspace& ws, const StageConte
   for (size_t i = 0; i < c.size; ++i) {
     const double length = longest[c.ids[i]];
     if (length < 0.0 || IsBreaker(c.ids[i], p)) continue;
-    c.logits[i] -= penalty(length);
+    c.logits[i] -= TemperedAmount(c, penalty(length));
     moved = true;
     removed |= c.logits[i] == -INFINITY;
   }

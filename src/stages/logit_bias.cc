@@ -34,7 +34,7 @@ void ApplyToList(Candidates& c, const LogitBiasParams& p, Workspace& ws) {
     if (!InVocab(p.ids[i], c.vocab) || !UsableBias(p.bias[i])) continue;
     float* l = ListSlot(c, pos, p.ids[i]);
     if (l == nullptr || *l == -INFINITY) continue;
-    *l = AddBias(*l, p.bias[i]);
+    *l = AddBias(*l, TemperedAmount(c, p.bias[i]));
     moved = true;
     removed |= *l == -INFINITY;
   }
@@ -79,7 +79,7 @@ void ApplyLogitBias(Candidates& c, const LogitBiasParams& p, Workspace& ws,
   for (size_t i = 0; i < p.n; ++i) {
     const int32_t id = p.ids[i];
     if (!InVocab(id, c.vocab) || !UsableBias(p.bias[i]) || c.row[id] == -INFINITY) continue;
-    EditLogit(c, id, AddBias(c.row[id], p.bias[i]));
+    EditLogit(c, id, AddBias(c.row[id], TemperedAmount(c, p.bias[i])));
   }
   for (size_t j = 0; j < p.n_banned; ++j) EditLogit(c, p.banned[j], -INFINITY);
   if (p.restrict_to_allowed) {

@@ -32,11 +32,17 @@ inline float Penalise(float l, int32_t n, const PenaltyParams& p) {
 
 }  // namespace
 
-void ApplyPenalties(Candidates& c, const PenaltyParams& p, Workspace& ws,
+void ApplyPenalties(Candidates& c, const PenaltyParams& params, Workspace& ws,
                     const StageContext& ctx) {
-  if (p.last_n == 0 || (p.repetition == 1.0f && p.frequency == 0.0f && p.presence == 0.0f)) {
+  if (params.last_n == 0 ||
+      (params.repetition == 1.0f && params.frequency == 0.0f && params.presence == 0.0f)) {
     return;
   }
+  // The additive terms in the units of the law this stage sees (after a
+  // temperature: llama.cpp subtracts them from logits already divided by T).
+  PenaltyParams p = params;
+  p.frequency = TemperedAmount(c, params.frequency);
+  p.presence = TemperedAmount(c, params.presence);
   const size_t w = p.last_n < 0 ? ctx.history_len
                                 : std::min(static_cast<size_t>(p.last_n), ctx.history_len);
   if (w == 0) return;

@@ -570,6 +570,72 @@ TEST_CASE("penalties: a repetition overflow met by an infinite frequency term is
   }
 }
 
+// Found by a review (against llama.cpp's samplers): a history stage placed
+// after the temperature subtracted or added its amount to untempered logits,
+// so it weighed amount / T. llama.cpp's temperature sampler divides the
+// logits, and a penalties, DRY or logit_bias sampler after it works in those
+// units. Logits {2, 1}, T = 0.5: llama.cpp's answers, by hand.
+TEST_CASE("history stages after the temperature edit the tempered logits, as llama.cpp's samplers") {
+  const std::vector<float> row = {2.0f, 1.0f};
+  const auto decode = [&](bd::DecodeOptions o, std::initializer_list<bd::StageId> order,
+                          bool list) {
+    size_t n = 0;
+    if (list) o.order[n++] = bd::StageId::kTopK;  // the same on an explicit list
+    for (bd::StageId id : order) o.order[n++] = id;
+    o.order_len = n;
+    o.top_k = list ? 2 : 0;
+    o.temperature = 0.5f;
+    bd::Decoder d;
+    REQUIRE(d.Decode(row.data(), row.size(), o) == bd::StatusCode::kOk);
+    std::map<int32_t, double> probs;
+    for (size_t i = 0; i < d.k(); ++i) probs[d.ids()[i]] = d.probs()[i];
+    return probs;
+  };
+  const std::vector<int32_t> seen_0 = {0};
+  const std::vector<int32_t> dry_history = {1, 0, 1, 0, 1};
+  const int32_t bias_id[] = {1};
+  const float bias[] = {1.0f};
+  for (bool list : {false, true}) {
+    CAPTURE(list);
+    bd::DecodeOptions o;
+    o.history = seen_0.data();
+    o.history_len = seen_0.size();
+    o.penalties.frequency = 1.0f;
+    // l / T = {4, 2}, minus 1 for token 0: {3, 2}.
+    auto p = decode(o, {bd::StageId::kTemperature, bd::StageId::kPenalties}, list);
+    CHECK(p[0] == doctest::Approx(0.7310586));
+    CHECK(p[1] == doctest::Approx(0.2689414));
+    // Before the temperature (the default order): {1, 1} / T, even.
+    p = decode(o, {bd::StageId::kPenalties, bd::StageId::kTemperature}, list);
+    CHECK(p[0] == doctest::Approx(0.5));
+    // With min-p 0.5 after: e^{2 - 3} < 0.5 drops token 1.
+    o.min_p = 0.5f;
+    p = decode(o, {bd::StageId::kTemperature, bd::StageId::kPenalties, bd::StageId::kMinP}, list);
+    CHECK(p.size() == 1);
+    CHECK(p.count(0) == 1);
+    o.min_p = 0.0f;
+    o.penalties.frequency = 0.0f;
+    o.penalties.presence = 1.0f;
+    p = decode(o, {bd::StageId::kTemperature, bd::StageId::kPenalties}, list);
+    CHECK(p[0] == doctest::Approx(0.7310586));
+    // logit_bias +1 on token 1: {4, 3}.
+    bd::DecodeOptions b;
+    b.logit_bias.ids = bias_id;
+    b.logit_bias.bias = bias;
+    b.logit_bias.n = 1;
+    p = decode(b, {bd::StageId::kTemperature, bd::StageId::kLogitBias}, list);
+    CHECK(p[0] == doctest::Approx(0.7310586));
+    // DRY: history 1 0 1 0 1, token 0 would extend the repeat "1 0 1" (3,
+    // allowed 2): penalty 1 * 1.75^1 off l / T = 4: {2.25, 2}.
+    bd::DecodeOptions r;
+    r.history = dry_history.data();
+    r.history_len = dry_history.size();
+    r.dry.multiplier = 1.0f;
+    p = decode(r, {bd::StageId::kTemperature, bd::StageId::kDry}, list);
+    CHECK(p[0] == doctest::Approx(1.0 / (1.0 + std::exp(2.0 - 2.25))));
+  }
+}
+
 // ---- DRY --------------------------------------------------------------------
 
 TEST_CASE("dry: llama.cpp test-sampling.cpp test_dry cases") {
