@@ -80,6 +80,12 @@ function cases() {
     add(`${opt}: Int32Array [V]`, () => bd.sample(row, { ...on, seed: 1, [opt]: new Int32Array([V]) }),
       RangeError, re);
   }
+  // An empty row with ids in the options: the row's error (a review found the
+  // ids blamed: "history: token id 1 is outside the vocabulary [0, 0)").
+  for (const opt of ID_LISTS) {
+    add(`empty logits with ${opt}`, () => bd.decode(new Float32Array(0), { [opt]: [1] }), RangeError, /^logits must not be empty/);
+  }
+  add('empty logits with logit_bias', () => bd.sample(new Float32Array(0), { logit_bias: { 1: 1 } }), RangeError, /^logits must not be empty/);
   // The issue's case: a history id outside [0, V) with a penalty on.
   add('history id V with repetition_penalty',
     () => bd.sample(row, { history: [1, V], repetition_penalty: 1.3, seed: 1 }), RangeError, /history.*8/);

@@ -325,6 +325,8 @@ export function createApi(M, entropy32) {
       parts.push(['BREAKERS', tokenIds('dry_sequence_breakers', o.dry_sequence_breakers)]);
     }
     if (vocab !== undefined) {
+      // An empty row is the row's error, not its ids' (as the core reports it).
+      if (vocab === 0 && parts.length > 0) throw new RangeError('logits must not be empty');
       for (const [name, ids] of parts) {
         const label = AUX_LABELS[name];
         for (const id of ids) {
