@@ -16,8 +16,13 @@ const char* ValidateBregmanParams(const BregmanParams& params) {
     return "bregman.alpha must be a finite number > 0";
   }
   if (dual && params.alpha < 1.0) {
-    // phi'(0) = -inf: the dual map is not even monotone there.
-    return "bregman.alpha must be >= 1 for the dual divergence";
+    // phi'(0) = -inf: the dual map is not even monotone there. Adaptive, the
+    // spec's reason comes first (a review found it missing below alpha 1).
+    return params.fixed_k == 0
+               ? "bregman.alpha must be > 1 for adaptive dual decoding: with alpha <= 1 every "
+                 "truncation costs +infinity, so it never truncates (and the dual needs "
+                 "alpha >= 1 with a fixed k too)"
+               : "bregman.alpha must be >= 1 for the dual divergence";
   }
   if (dual && params.fixed_k == 0 && params.alpha <= 1.0) {
     return "bregman.alpha must be > 1 for adaptive dual decoding: with alpha <= 1 every "

@@ -123,25 +123,49 @@ class CandidateProbs final : public SortedProbs {
   }
 
   double TailPow(size_t k, double alpha) override {
-    // p_i^alpha = p_cut^alpha e^{alpha (l_i - cut) / T} with cut the last kept
-    // logit: the dropped entries' exps relative to the cut (float exps, each
-    // within ~1e-7 where it matters: the terms near the cut), p_cut^alpha in
-    // float64. Entries equal to the cut are dropped past the kept ones (the
-    // sorted prefix's order); a list's entries after the sorted k are all
-    // dropped. (The ties are counted apart: taking the kept ones off a float
-    // sum of 1 + a tiny tail would lose the tail.)
-    Prefix(k);  // (sorted past k already: the solve of support k asked for it)
-    const float cut = c_.logits[k - 1];
-    const float scale = static_cast<float>(alpha / c_.temperature);
-    double equal = 0.0, below;
-    if (c_.truncated) {
-      below = ExpSumBelow(c_.logits + k, c_.size - k, cut, scale, &equal);
-    } else {
-      below = ExpSumBelow(c_.row, c_.vocab, cut, scale, &equal);
-      for (size_t j = k; j-- > 0 && c_.logits[j] == cut;) equal -= 1.0;  // kept
+    const size_t n = c_.Count();
+    if (k >= n) return 0.0;
+    // Rows of up to kFirstPrefix candidates: every p is float64 already (the
+    // normaliser converted them all), so the tail is their own sum, smallest
+    // first: float64 precision, as q and k (a review found these objectives
+    // 1e-8..3e-7 relative off through the float exps below).
+    if (n <= kFirstPrefix) {
+      const double* p = Prefix(n);
+      double sum = 0.0;
+      for (size_t i = n; i-- > k;) sum += alpha == 1.0 ? p[i] : PowF64(p[i], alpha);
+      return sum;
     }
-    const double x = alpha * (static_cast<double>(cut) - static_cast<double>(max_)) / c_.temperature;
-    return (below + equal) * (ExpFullF64(x) / PowF64(z_, alpha));
+    // p_i^alpha = p_ref^alpha e^{alpha (l_i - ref) / T}: the dropped entries'
+    // exps relative to a reference logit `ref` (float exps, each within ~1e-7
+    // where it matters: the terms near ref), p_ref^alpha in float64. ref is the
+    // largest dropped logit, so the largest term is 1 and the sum keeps its
+    // relative precision however far the tail lies below the kept tokens (the
+    // last kept logit as ref flushed a tail 87 / alpha nats below it to 0:
+    // found by a review). Where the largest dropped logit equals the last kept
+    // one (a tie split by ids), ref is that logit and its kept copies are
+    // taken off the count. (The ties are counted apart: taking the kept ones
+    // off a float sum of 1 + a tiny tail would lose the tail.)
+    Prefix(k + 1);  // (sorted past k: the first dropped entry is the largest)
+    const float cut = c_.logits[k - 1];
+    const float ref = c_.logits[k];
+    const float scale = static_cast<float>(alpha / c_.temperature);
+    double sum;
+    if (ref < cut) {
+      // Every entry at or below ref is dropped, and every dropped one is.
+      sum = c_.truncated ? ExpSumAtMost(c_.logits + k, c_.size - k, ref, scale)
+                         : ExpSumAtMost(c_.row, c_.vocab, ref, scale);
+    } else {
+      double equal = 0.0;
+      const double below = c_.truncated
+                               ? ExpSumBelow(c_.logits + k, c_.size - k, cut, scale, &equal)
+                               : ExpSumBelow(c_.row, c_.vocab, cut, scale, &equal);
+      if (!c_.truncated) {
+        for (size_t j = k; j-- > 0 && c_.logits[j] == cut;) equal -= 1.0;  // kept
+      }
+      sum = below + equal;
+    }
+    const double x = alpha * (static_cast<double>(ref) - static_cast<double>(max_)) / c_.temperature;
+    return sum * (ExpFullF64(x) / PowF64(z_, alpha));
   }
 
  private:

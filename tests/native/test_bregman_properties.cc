@@ -481,10 +481,13 @@ TEST_CASE("bregman property: ValidateBregmanParams") {
     INFO("got: " << msg);
     CHECK(std::strstr(msg, b.field) != nullptr);
   }
-  // The adaptive-dual message says why (alpha <= 1 never truncates).
-  const char* msg = bd::ValidateBregmanParams(Params(true, 1.0, 0.1));
-  REQUIRE(msg != nullptr);
-  CHECK(std::strstr(msg, "never truncates") != nullptr);
+  // The adaptive-dual message says why (alpha <= 1 never truncates), below
+  // alpha 1 too (it said only "must be >= 1 for the dual divergence" there).
+  for (const double alpha : {1.0, 0.9, 0.25}) {
+    const char* msg = bd::ValidateBregmanParams(Params(true, alpha, 0.1));
+    REQUIRE(msg != nullptr);
+    CHECK(std::strstr(msg, "never truncates") != nullptr);
+  }
 }
 
 TEST_CASE("bregman property: no allocation once the workspace has grown") {

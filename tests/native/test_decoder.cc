@@ -995,6 +995,42 @@ TEST_CASE("decode(): the objective keeps its relative precision when the dropped
   MESSAGE("objective with a tiny tail: " << compared << " decodes, worst relative error " << worst);
 }
 
+// Found by a review against an mpmath reference: rows of up to 64 candidates
+// (every p float64) had their dropped tail priced from float exps, 1e-8..3e-7
+// relative off; and a tail more than 87 / alpha nats below the last kept
+// logit flushed to 0 in those exps (the objective was 0). (Relative checks:
+// doctest's Approx is absolute for values this small unless scale(0).)
+TEST_CASE("decode(): the objective's dropped tail is float64 on short rows and does not flush") {
+  bd::Decoder dec;
+  const auto objective = [&](const std::vector<float>& row, double alpha, size_t k) {
+    bd::DecodeOptions o;
+    o.bregman_enabled = true;
+    o.bregman.alpha = alpha;
+    o.bregman.fixed_k = k;
+    REQUIRE(dec.Decode(row.data(), row.size(), o) == bd::StatusCode::kOk);
+    REQUIRE(dec.k() == k);
+    return dec.objective();
+  };
+  const auto rel = [](long double want, double eps) {
+    return doctest::Approx(static_cast<double>(want)).epsilon(eps).scale(0.0);
+  };
+  // [0, -1], primal alpha 2, k = 1: D(1) = (1 - p1)^2 / 2 + p2^2 / 2 = p2^2.
+  const long double p2 = 1.0L / (1.0L + std::exp(1.0L));
+  CHECK(objective({0.0f, -1.0f}, 2.0, 1) == rel(p2 * p2, 1e-14));
+  // The review's mpmath value (60 digits) for a primal alpha of 1.001.
+  CHECK(objective({0.0f, -3.0f, -8.0f, -15.0f, -20.0f, -2.5f}, 1.001, 1) ==
+        rel(0.12372306135099259L, 1e-12));
+  // A tail 60 and 90 nats down at primal alpha 1.5, k = 1: its zero cost
+  // p2^1.5 / 1.5 (e^-90 and e^-135 relative to the kept token: below float's
+  // range) is the objective; the kept token's term, ~p2^2 / 4, is far below
+  // its precision (and lost with 1 - p1, which rounds to 0).
+  for (const float gap : {60.0f, 90.0f}) {
+    const long double t = std::exp(-static_cast<long double>(gap));
+    const long double q = t / (1.0L + t);
+    CHECK(objective({0.0f, -gap}, 1.5, 1) == rel(std::pow(q, 1.5L) / 1.5L, 1e-9));
+  }
+}
+
 TEST_CASE("decode(): KL's objective keeps its relative precision when the kept mass is within 1e-9 of 1") {
   // KL's objective is -log s (s the kept mass): its tail term 1 - s carries
   // s's rounding as an absolute error, 1e-3 of the objective for [0, -30,
