@@ -182,6 +182,12 @@ export function createGpuDecoder(bd, device, config) {
       throw new TypeError('logits must be a GPUBuffer');
     }
     if ((buffer.usage & U.STORAGE) === 0) throw new TypeError('logits GPUBuffer needs GPUBufferUsage.STORAGE');
+    // (A fraction, a negative or NaN row read another row's logits, or the
+    // middle of one, without an error: found by a review.)
+    if (typeof rowIndex !== 'number') throw new TypeError(`row must be a number, got ${typeof rowIndex}`);
+    if (!Number.isInteger(rowIndex) || rowIndex < 0) {
+      throw new RangeError(`row must be an integer >= 0, got ${rowIndex}`);
+    }
     if ((rowIndex + 1) * vocab * elemBytes > buffer.size) {
       throw new RangeError(`logits GPUBuffer of ${buffer.size} bytes has no row ${rowIndex} of ${vocab} ${dtype}`);
     }
@@ -333,6 +339,10 @@ export function createGpuDecoder(bd, device, config) {
           return fits ? { kind: 'exact', reason: 'min_p' } : fallback('min_p set larger than the candidates');
         }
         case 'top_p':
+          // A restated call rewrites top_p for every top-p stage of the chain.
+          if (chain.slice(i + 1).some((t) => t === 'top_p' && on(t))) {
+            return fallback('top_p listed twice in samplers');
+          }
           // Listed ids (an edit stage acting anywhere in the chain, also after
           // top-p in a custom order) are out of the selection and of the GPU's
           // normaliser: only the edited call puts their logits back.
@@ -592,7 +602,7 @@ export function createGpuDecoder(bd, device, config) {
 
   // log p under softmax(logits) (logprobs, top_logprobs) on a path whose
   // candidate row lacks the tail: from the GPU's raw sum plus the listed ids.
-  function patchRaw(result, sel, nListed) {
+  function patchRaw(result, sel, nListed, topLogprobs) {
     let rawMax = sel.max;
     for (let i = 0; i < nListed; i++) if (listedVals[i] > rawMax) rawMax = listedVals[i];
     let z = sel.zRaw * Math.exp(sel.max - rawMax);
@@ -607,7 +617,9 @@ export function createGpuDecoder(bd, device, config) {
     }
     if (result.top_logprobs) {
       entries.sort((a, b) => byKey(a[1], a[0], b[1], b[0]));
-      result.top_logprobs = entries.slice(0, result.top_logprobs.length)
+      // The count asked for: a restated call ran on a shorter candidate row
+      // (a nucleus and one more token), whose own list may be shorter.
+      result.top_logprobs = entries.slice(0, Math.max(result.top_logprobs.length, topLogprobs))
         .map(([token, v]) => ({ token, logprob: Math.fround(v - rawMax - logZ) }));
     }
   }
@@ -657,14 +669,21 @@ export function createGpuDecoder(bd, device, config) {
     }
     if (result !== null) {
       info.path = reason;
-      if (!d.complete && isSample && (o.logprobs || o.top_logprobs)) patchRaw(result, sel, ids.length);
+      if (!d.complete && isSample && (o.logprobs || o.top_logprobs)) patchRaw(result, sel, ids.length, o.top_logprobs ?? 0);
     } else {
       info.bytesRead += await readFullRow(buffer, rowIndex);
       info.fallback = reason;
       info.path = 'full readback';
       totals.fallbacks += 1;
       totals.fallbackReasons[reason] = (totals.fallbackReasons[reason] ?? 0) + 1;
+      // Counted before the CPU call, which may throw (bad options, a NaN in
+      // the row): its fallback and readback happened (a review found the
+      // fallback counted without its call or bytes).
+      totals.calls += 1;
+      totals.bytesRead += info.bytesRead;
       result = cpu(fullRow, o);
+      result.gpu = info;
+      return result;
     }
     totals.calls += 1;
     totals.bytesRead += info.bytesRead;
@@ -844,9 +863,7 @@ export function createGpuDecoder(bd, device, config) {
 // The CPU's candidate order (src/candidates.cc, OrderKey): logit descending,
 // +0 above -0, then the lower id.
 function byKey(la, ia, lb, ib) {
-  if (la !== lb) return lb > la ? 1 : -1;
-  const za = Object.is(la, -0), zb = Object.is(lb, -0);
-  if (za !== zb) return za ? 1 : -1;
+  if (la !== lb) return lb > la ? 1 : -1;  // (-0 === +0: they tie, as OrderKey folds them)
   return ia - ib;
 }
 

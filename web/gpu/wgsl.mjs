@@ -104,8 +104,10 @@ fn is_listed(id: u32) -> bool {
 }
 
 // Order-preserving bits: unsigned order of key_hi = float order (the CPU's
-// OrderKey in src/candidates.cc; -0 sorts below +0 there too).
+// OrderKey in src/kernels/order_keys.h, which folds -0 into +0: they tie, and
+// the lower id goes first, as every tie does).
 fn key_hi(b: u32) -> u32 {
+  if (b == 0x80000000u) { return 0x80000000u; }
   if ((b & 0x80000000u) != 0u) { return ~b; }
   return b | 0x80000000u;
 }
