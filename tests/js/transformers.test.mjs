@@ -205,13 +205,14 @@ test('the README\'s transformers.js lines run verbatim: same tokens as a sampler
   assert.deepEqual(imports, [
     "import { AutoModelForCausalLM, AutoTokenizer } from '@huggingface/transformers';",
     "import { load } from 'bregman-decoders';",
-    "import { createLogitsProcessor } from 'bregman-decoders/transformers';",
+    "import { createLogitsProcessor, NEUTRAL_GENERATION_OPTIONS } from 'bregman-decoders/transformers';",
   ]);
   const body = lines.filter((l) => !l.startsWith('import ')).join('\n') +
     '\nreturn { output, processor, text, token, logprob, k };';
   const AsyncFunction = (async () => {}).constructor;
-  const r = await new AsyncFunction('AutoModelForCausalLM', 'AutoTokenizer', 'load', 'createLogitsProcessor', body)(
-    AutoModelForCausalLM, AutoTokenizer, load, createLogitsProcessor);
+  const r = await new AsyncFunction('AutoModelForCausalLM', 'AutoTokenizer', 'load', 'createLogitsProcessor',
+    'NEUTRAL_GENERATION_OPTIONS', body)(
+    AutoModelForCausalLM, AutoTokenizer, load, createLogitsProcessor, NEUTRAL_GENERATION_OPTIONS);
   const seq = r.output.tolist()[0].map(Number);
   const tok = new Tokenizer(readFileSync(new URL('austen-kjv-2m/tokenizer.bin', `file://${MODELS}`)), V);
   const promptText = /tokenizer\('([^']*)'\)/.exec(m[1])[1];
@@ -266,4 +267,30 @@ test('the subpath exports ship in the tarball, the ONNX model does not; model fi
   const size = (u) => readdirSync(u, { withFileTypes: true })
     .reduce((a, e) => a + (e.isDirectory() ? size(new URL(`${e.name}/`, u)) : statSync(new URL(e.name, u)).size), 0);
   assert.ok(size(dir) <= 25 * 1024 * 1024, `models/austen-kjv-2m is ${size(dir)} bytes`);
+});
+
+// Found by a review: "continues" was decided by the ids' count and last token
+// only, so an unrelated prompt one token longer that ended in the drawn token
+// carried the old row's history and draw counter on.
+test('a new prompt one token longer that ends in the drawn token starts a new sequence', () => {
+  const processor = createLogitsProcessor(bd, { seed: 3, repetition_penalty: 1.3 });
+  const V2 = 16;
+  const row = () => ({ data: Float32Array.from({ length: V2 }, (_, i) => Math.sin(i + 1)), dims: [1, V2] });
+  const a = [1n, 2n, 3n];
+  processor([a], row());
+  const drawn = BigInt(processor.steps[0][0].token);
+  processor([[...a, drawn]], row());  // continues: two steps
+  assert.equal(processor.steps[0].length, 2);
+  const drawn2 = BigInt(processor.steps[0][1].token);
+  const unrelated = [9n, 8n, 7n, 6n, drawn2];  // the old row's length + 1, the drawn token last
+  processor([unrelated], row());
+  assert.equal(processor.steps[0].length, 1, 'a new sequence');
+  assert.equal(processor.samplers[0].step, 1, 'its draw counter restarted');
+  assert.equal(processor.samplers[0].historyLength, unrelated.length + 1, 'the new prompt and its draw');
+  // The same as a fresh processor on that prompt.
+  const fresh = createLogitsProcessor(bd, { seed: 3, repetition_penalty: 1.3 });
+  fresh([unrelated], row());
+  assert.equal(processor.steps[0][0].token, fresh.steps[0][0].token);
+  processor.dispose();
+  fresh.dispose();
 });

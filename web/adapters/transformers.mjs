@@ -14,6 +14,13 @@
 // No import of transformers.js (or of this package): the caller passes the
 // loaded decoder instance, and logits only need the Tensor-like {data, dims}.
 
+// Whether ids starts with prefix (ids as transformers.js gives them: bigint,
+// or numbers in a hand-made call).
+function samePrefix(ids, prefix) {
+  for (let i = 0; i < prefix.length; i++) if (ids[i] !== prefix[i]) return false;
+  return true;
+}
+
 function checkDecoder(bd) {
   if (bd === null || typeof bd !== 'object' || typeof bd.createSampler !== 'function') {
     throw new TypeError('bd must be a loaded bregman-decoders instance (await load())');
@@ -46,7 +53,7 @@ export function createLogitsProcessor(bd, options = {}, { acceptPrompt = true } 
     for (const s of probe) s.dispose();
   }
 
-  /** @type {{ sampler: any, length: number, last: number }[]} */
+  /** @type {{ sampler: any, ids: bigint[] | number[], last: number }[]} */
   let rows = [];
   /** @type {{ token: number, logprob: number, k: number }[][]} */
   let steps = [];
@@ -66,7 +73,7 @@ export function createLogitsProcessor(bd, options = {}, { acceptPrompt = true } 
   function startRow(r, ids) {
     let row = rows[r];
     if (row === undefined) {
-      row = rows[r] = { sampler: bd.createSampler(rowOptions(r)), length: 0, last: -1 };
+      row = rows[r] = { sampler: bd.createSampler(rowOptions(r)), ids: [], last: -1 };
     } else {
       row.sampler.reset();
     }
@@ -92,13 +99,16 @@ export function createLogitsProcessor(bd, options = {}, { acceptPrompt = true } 
     for (let r = 0; r < batch; r++) {
       const ids = input_ids[r];
       const row = rows[r];
-      const continues = row !== undefined && ids.length === row.length + 1 && row.length > 0
-        && Number(ids[ids.length - 1]) === row.last;
+      // The previous call's ids (all of them, not only their count: a new
+      // prompt one token longer that ends in the drawn token is a new
+      // sequence; found by a review) plus the drawn token.
+      const continues = row !== undefined && row.ids.length > 0 && ids.length === row.ids.length + 1
+        && Number(ids[ids.length - 1]) === row.last && samePrefix(ids, row.ids);
       if (!continues) startRow(r, ids);
       const logitsRow = logits.data.subarray(r * vocab, (r + 1) * vocab);
       const s = rows[r].sampler.sample(logitsRow);   // draws and accepts
       steps[r].push({ token: s.token, logprob: s.logprob, k: s.k });
-      rows[r].length = ids.length;
+      rows[r].ids = Array.from(ids);
       rows[r].last = s.token;
       // transformers.js's own sampler now has one choice.
       logitsRow.fill(-Infinity);
@@ -117,7 +127,7 @@ export function createLogitsProcessor(bd, options = {}, { acceptPrompt = true } 
   processor.reset = () => {
     live();
     for (const r of rows) r.sampler.reset();
-    for (const r of rows) { r.length = 0; r.last = -1; }
+    for (const r of rows) { r.ids = []; r.last = -1; }
     steps = [];
   };
   // transformers.js's LogitsProcessor shape: a LogitsProcessorList calls

@@ -58,7 +58,7 @@ export class BregmanLogitProcessor {
     this.#pending = -1;
     if (token !== forced) {
       throw new RangeError(`processSampledToken: token: WebLLM sampled ${token} but the processor forced ${forced}; ` +
-        'an option applied after the processor changed the row (see the README: leave logit_bias unset)');
+        'something after the processor changed the row or the reported token');
     }
   }
 
