@@ -15,18 +15,15 @@ const char* ValidateBregmanParams(const BregmanParams& params) {
   if (!(std::isfinite(params.alpha) && params.alpha > 0.0)) {
     return "bregman.alpha must be a finite number > 0";
   }
-  if (dual && params.alpha < 1.0) {
-    // phi'(0) = -inf: the dual map is not even monotone there. Adaptive, the
-    // spec's reason comes first (a review found it missing below alpha 1).
-    return params.fixed_k == 0
-               ? "bregman.alpha must be > 1 for adaptive dual decoding: with alpha <= 1 every "
-                 "truncation costs +infinity, so it never truncates (and the dual needs "
-                 "alpha >= 1 with a fixed k too)"
-               : "bregman.alpha must be >= 1 for the dual divergence";
-  }
+  // Adaptive first: the spec asks the reason (alpha <= 1 never truncates),
+  // below alpha 1 too (a review found it missing there).
   if (dual && params.fixed_k == 0 && params.alpha <= 1.0) {
     return "bregman.alpha must be > 1 for adaptive dual decoding: with alpha <= 1 every "
-           "truncation costs +infinity, so it never truncates (use a fixed k)";
+           "truncation costs +infinity, so it never truncates (use a fixed k, with alpha >= 1)";
+  }
+  if (dual && params.alpha < 1.0) {
+    // phi'(0) = -inf: the dual map is not even monotone there.
+    return "bregman.alpha must be >= 1 for the dual divergence";
   }
   // Checked in fixed-k mode too, where they are unused: a NaN or negative
   // value is a caller bug either way.

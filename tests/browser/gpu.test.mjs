@@ -5,27 +5,18 @@
 // WebGPU adapter.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchChromium } from './chromium.mjs';
-import { startServer } from './server.mjs';
+import { openGpuPage } from './gpu_page.mjs';
 
-let server, url, chrome, page;
+let url, chrome, page, close;
 
 before(async () => {
-  ({ server, url } = await startServer());
-  // WebGPU in headless Chromium without a GPU: SwiftShader's Vulkan adapter.
-  chrome = await launchChromium({ webgpu: true });
-  page = await chrome.context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e));
-  await page.goto(`${url}/tests/browser/gpu.html`);
-  await page.waitForFunction(() => window.gpuReady !== undefined);
-  await page.evaluate(async () => { await window.gpuReady; });
+  let errors;
+  ({ url, chrome, page, errors, close } = await openGpuPage());
   assert.deepEqual(errors, []);
 });
 
 after(async () => {
-  await chrome?.close();
-  server?.close();
+  await close?.();
 });
 
 const inPage = (fn, arg) => page.evaluate(async ({ src, arg }) => {

@@ -7,29 +7,20 @@
 // Each of its first four tests failed before the fixes it came with.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchChromium } from './chromium.mjs';
-import { startServer } from './server.mjs';
+import { openGpuPage } from './gpu_page.mjs';
 
-let server, url, chrome, page;
-const pageErrors = [];
+let page, close;
 
 before(async () => {
-  ({ server, url } = await startServer());
-  chrome = await launchChromium({ webgpu: true });
-  page = await chrome.context.newPage();
-  page.on('pageerror', (e) => pageErrors.push(String(e)));
-  await page.goto(`${url}/tests/browser/gpu.html`);
-  await page.waitForFunction(() => window.gpuReady !== undefined);
-  await page.evaluate(async () => {
-    await window.gpuReady;
+  ({ page, close } = await openGpuPage());
+  await page.evaluate(() => {
     window.unhandled = [];
     window.addEventListener('unhandledrejection', (e) => window.unhandled.push(String(e.reason)));
   });
 });
 
 after(async () => {
-  await chrome?.close();
-  server?.close();
+  await close?.();
 });
 
 const inPage = (fn, arg) => page.evaluate(async ({ src, arg }) => {

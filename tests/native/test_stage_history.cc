@@ -543,16 +543,20 @@ TEST_CASE("penalties: a repetition overflow met by an infinite frequency term is
     }
     CHECK(sum == doctest::Approx(1.0).epsilon(1e-6));
   };
+  // Top-k 2 first: the penalties then edit an explicit list.
+  const auto top_k_first = [](bd::DecodeOptions& opts) {
+    opts.order[0] = bd::StageId::kTopK;
+    opts.order[1] = bd::StageId::kPenalties;
+    opts.order_len = 2;
+    opts.top_k = 2;
+  };
   SUBCASE("on the row") {
     REQUIRE(d.Decode(row.data(), row.size(), o) == bd::StatusCode::kOk);
     expect_distribution(d);
     CHECK(d.k() == 3);  // tokens 0 and 1 edited to logit 0, as token 2
   }
   SUBCASE("on a list (top-k first)") {
-    o.order[0] = bd::StageId::kTopK;
-    o.order[1] = bd::StageId::kPenalties;
-    o.order_len = 2;
-    o.top_k = 2;
+    top_k_first(o);
     REQUIRE(d.Decode(row.data(), row.size(), o) == bd::StatusCode::kOk);
     expect_distribution(d);
     CHECK(d.k() == 2);
@@ -561,10 +565,7 @@ TEST_CASE("penalties: a repetition overflow met by an infinite frequency term is
     const std::vector<float> neg = {-3e38f, -3e38f, -3e38f};
     o.penalties.repetition = 2.0f;
     o.penalties.frequency = -3e38f;
-    o.order[0] = bd::StageId::kTopK;
-    o.order[1] = bd::StageId::kPenalties;
-    o.order_len = 2;
-    o.top_k = 2;
+    top_k_first(o);
     REQUIRE(d.Decode(neg.data(), neg.size(), o) == bd::StatusCode::kOk);
     expect_distribution(d);
   }

@@ -619,7 +619,7 @@ export function createGpuDecoder(bd, device, config) {
       entries.sort((a, b) => byKey(a[1], a[0], b[1], b[0]));
       // The count asked for: a restated call ran on a shorter candidate row
       // (a nucleus and one more token), whose own list may be shorter.
-      result.top_logprobs = entries.slice(0, Math.max(result.top_logprobs.length, topLogprobs))
+      result.top_logprobs = entries.slice(0, topLogprobs)
         .map(([token, v]) => ({ token, logprob: Math.fround(v - rawMax - logZ) }));
     }
   }
@@ -676,17 +676,13 @@ export function createGpuDecoder(bd, device, config) {
       info.path = 'full readback';
       totals.fallbacks += 1;
       totals.fallbackReasons[reason] = (totals.fallbackReasons[reason] ?? 0) + 1;
-      // Counted before the CPU call, which may throw (bad options, a NaN in
-      // the row): its fallback and readback happened (a review found the
-      // fallback counted without its call or bytes).
-      totals.calls += 1;
-      totals.bytesRead += info.bytesRead;
-      result = cpu(fullRow, o);
-      result.gpu = info;
-      return result;
     }
+    // Counted before a fallback's CPU call, which may throw (bad options, a
+    // NaN in the row): its fallback and readback happened (a review found the
+    // fallback counted without its call or bytes).
     totals.calls += 1;
     totals.bytesRead += info.bytesRead;
+    if (result === null) result = cpu(fullRow, o);
     result.gpu = info;
     return result;
   }

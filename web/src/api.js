@@ -421,6 +421,8 @@ export function createApi(M, entropy32) {
   // Every view inputBuffer() has returned: an earlier one is stale even once
   // memory growth has detached it (then it no longer shares the heap's buffer).
   const issuedViews = new WeakSet();
+  // Whether logits is (or was) a view of the module's input row.
+  const isInputView = (logits) => logits.buffer === M.HEAPF32.buffer || issuedViews.has(logits);
   let copyWrites = 0, inputViewCopies = 0;
   function inputBuffer(vocab) {
     live();
@@ -445,7 +447,7 @@ export function createApi(M, entropy32) {
     if (logits !== inputView) {
       // An earlier view (inputBuffer() has returned another since): its
       // memory may hold another row now, or nothing.
-      if (logits.buffer === M.HEAPF32.buffer || issuedViews.has(logits)) {
+      if (isInputView(logits)) {
         throw new RangeError('logits is a stale inputBuffer() view (a later inputBuffer() call ' +
           'replaced it): write the row into the view inputBuffer(vocab) returns last');
       }
@@ -692,7 +694,7 @@ export function createApi(M, entropy32) {
   // what the single call on that row gives (tests/js/batch.test.mjs).
   function batch(kind, logits, vocab, perRow) {
     if (!(logits instanceof Float32Array)) throw new TypeError('logits must be a Float32Array');
-    if (logits.buffer === M.HEAPF32.buffer || issuedViews.has(logits)) {
+    if (isInputView(logits)) {
       throw new RangeError('logits: an inputBuffer() view holds one row; pass a batch in its own Float32Array');
     }
     checkInteger('vocab', vocab, 1);
