@@ -1,0 +1,95 @@
+// Issue 9's speed targets, checked against one bench run (bench/results.json):
+// each target's measured ratios, its worst case and whether it is met. The
+// README's Speed section shows this table (bench/readme_speed.mjs), so its
+// verdicts come from the run it describes, not from prose.
+//   node bench/targets.mjs [results.json]     (prints the markdown table)
+// Ratios are of medians from one run; the machine is shared and noisy, so a
+// ratio near its limit can land on either side from one run to the next.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const TARGET_V = 262144;
+
+// The decoders whose floor is copy + max (no normaliser needed) and those
+// that need the sum of exp (issue 9's two floors).
+const MAX_FLOOR = ['greedy', 'min_p_0.05', 'top_k_40', 'top_k_40_top_p_0.9'];
+const EXP_FLOOR = ['sample', 'top_p_0.9', 'typical_0.9'];
+
+// targets(results) -> [{ name, limit, values: [{ where, value }], worst, met }]
+// (met: null where the run did not measure it, e.g. a --quick run).
+export function targets(r, V = TARGET_V) {
+  const find = (env, impl, row, config) =>
+    r.results.find((x) => x.env === env && x.impl === impl && x.row === row && x.config === config)?.ms;
+  const floor = (env, row, impl) => find(env, impl, row, null);
+  const label = (id) => r.configs.find((c) => c.id === id)?.label ?? id;
+  const bregman = r.configs.filter((c) => c.bregman).map((c) => c.id);
+  const out = [];
+  // values: [{ where, value }]; the worst is the largest (ratios that must
+  // stay below the limit) or the smallest (speed-ups that must reach it).
+  const add = (name, limit, values, atLeast = false) => {
+    const measured = values.filter((v) => Number.isFinite(v.value));
+    const worst = measured.length === 0 ? null : measured.reduce((a, b) =>
+      ((atLeast ? b.value < a.value : b.value > a.value) ? b : a));
+    const met = worst === null ? null : (atLeast ? worst.value >= limit : worst.value <= limit);
+    out.push({ name, limit, atLeast, values: measured, worst, met });
+  };
+  const wasmRatio = (row, config, floorImpl) =>
+    find('node', 'wasm', row, config) / floor('node', row, floorImpl);
+  const nativeRatio = (row, config, floorImpl) =>
+    find('native', 'native', row, config) / floor('native', row, floorImpl);
+  const llm = `llm-${V}`, flat = `flat-${V}`;
+  const where = (row, config) => `${row.split('-')[0] === 'llm' ? 'LLM-shaped' : 'flat'}, ${label(config)}`;
+  const each = (rows, configs, f) => rows.flatMap((row) => configs.map((c) => ({ where: where(row, c), value: f(row, c) })));
+
+  const cheap = each([llm], MAX_FLOOR, (row, c) => wasmRatio(row, c, 'floor-max'));
+  add('wasm (Node): greedy, min-p, top-k 40 (+ top-p 0.9) within 2.5x of copy + max (LLM-shaped)', 2.5, cheap);
+  const normalised = each([llm, flat], EXP_FLOOR, (row, c) => wasmRatio(row, c, 'floor-max-sum-exp'));
+  add('wasm (Node): softmax sample, top-p 0.9, typical 0.9 within 2x of copy + max + sum exp', 2, normalised);
+  add('top-k 40 + top-p 0.9 (Node wasm) faster than transformers.js top-k 40 (onnxruntime-node): speed-up', 1,
+    each([llm, flat], ['top_k_40_top_p_0.9'], (row) =>
+      find('node', 'transformers.js', row, 'top_k_40') / find('node', 'wasm', row, 'top_k_40_top_p_0.9')), true);
+  add('top-k 40 + top-p 0.9 (Chromium wasm) at least 3x faster than transformers.js top-k 40 (onnxruntime-web)', 3,
+    each([llm, flat], ['top_k_40_top_p_0.9'], (row) =>
+      find('chromium', 'transformers.js', row, 'top_k_40') / find('chromium', 'wasm', row, 'top_k_40_top_p_0.9')), true);
+  const small = bregman.filter((id) => !id.endsWith('_khalf'));
+  const large = bregman.filter((id) => id.endsWith('_khalf'));
+  add('wasm (Node): Bregman, k <= 4096, within 3x of copy + max + sum exp', 3,
+    each([llm, flat], small, (row, c) => wasmRatio(row, c, 'floor-max-sum-exp')));
+  add('wasm (Node): Bregman, any lambda (k ~ V/2 here), within 30x of copy + max + sum exp', 30,
+    each([llm, flat], large, (row, c) => wasmRatio(row, c, 'floor-max-sum-exp')));
+  // Native: each ratio to its own floor within 1.5x of the wasm one.
+  const ror = (rows, configs, floorImpl) => each(rows, configs, (row, c) =>
+    nativeRatio(row, c, floorImpl) / wasmRatio(row, c, floorImpl));
+  add('native: cheap decoders, ratio to its floor / the wasm ratio', 1.5, ror([llm], MAX_FLOOR, 'floor-max'));
+  add('native: softmax, top-p, typical, ratio to its floor / the wasm ratio', 1.5,
+    ror([llm, flat], EXP_FLOOR, 'floor-max-sum-exp'));
+  add('native: Bregman k <= 4096, ratio to its floor / the wasm ratio', 1.5, ror([llm, flat], small, 'floor-max-sum-exp'));
+  add('native: Bregman k ~ V/2, ratio to its floor / the wasm ratio', 1.5, ror([llm, flat], large, 'floor-max-sum-exp'));
+  return out;
+}
+
+const fmt = (x) => (x >= 10 ? x.toFixed(1) : x.toFixed(2));
+
+export function targetsTable(r, V = TARGET_V) {
+  const lines = [
+    `| issue 9's target (V = ${V}) | measured | worst case | met |`,
+    '|---|---|---|---|',
+  ];
+  for (const t of targets(r, V)) {
+    if (t.worst === null) {
+      lines.push(`| ${t.name} | not measured in this run | | – |`);
+      continue;
+    }
+    const vs = t.values.map((v) => v.value);
+    const range = `${fmt(Math.min(...vs))}-${fmt(Math.max(...vs))}x`;
+    lines.push(`| ${t.name} | ${range} (limit ${t.atLeast ? '>=' : '<='} ${t.limit}x) | ${t.worst.where}: ${fmt(t.worst.value)}x | ${t.met ? 'yes' : '**no**'} |`);
+  }
+  return lines.join('\n');
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const input = process.argv[2] ?? join(root, 'bench', 'results.json');
+  console.log(targetsTable(JSON.parse(readFileSync(input, 'utf8'))));
+}
