@@ -34,7 +34,7 @@ export type StageName =
 export type TokenIds = Int32Array | Uint32Array | number[];
 
 export interface DecodeOptions {
-  /** Default 1; 0 means greedy (the first maximum after the edit stages); at most 1e30. */
+  /** Default 1; 0 means greedy (the first maximum of what the other stages keep; typical and XTC can remove the argmax); at most 1e30. */
   temperature?: number;
   /** Dynamic (entropy-based) temperature in [temperature - range, temperature + range] (llama.cpp); range at most 1e30. */
   dynatemp_range?: number;
