@@ -19,3 +19,8 @@ async function load(init) {
 }
 
 module.exports = { load, default: load };
+// Marks the exports as a compiled ES module's, so that a default import of
+// this file (TypeScript's and Babel's __importDefault, esbuild's __toESM)
+// gives `default` (load), as the typings (index.d.cts) declare, rather than
+// the exports object. require() and Node's import see the same object.
+Object.defineProperty(module.exports, '__esModule', { value: true });

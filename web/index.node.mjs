@@ -1,8 +1,8 @@
-// Entry for Node's import: the same instance code as require(), loaded once.
-import { createRequire } from 'node:module';
+// Entry for Node's import (and Deno's, which resolves the 'node' condition):
+// the same instance code as require(), loaded once, through a static import
+// that bundlers follow (a createRequire() call they cannot: an esbuild
+// --platform=node bundle looked for ./index.cjs beside itself).
+import { load as loadCjs } from './index.cjs';
 
-const require = createRequire(import.meta.url);
-const cjs = require('./index.cjs');
-
-export const load = cjs.load;
+export const load = loadCjs;
 export default load;
