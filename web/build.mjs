@@ -22,8 +22,12 @@ copy(join(here, 'index.node.mjs'), 'node.mjs');
 copy(join(here, 'index.node.cjs'), 'index.cjs');
 copy(join(here, 'index.d.ts'), 'index.d.ts');
 // The same declarations for require() (a .d.cts: TypeScript's node16 / nodenext
-// resolution reads the .d.ts of a "type": "module" package as ESM only).
-copy(join(here, 'index.d.ts'), 'index.d.cts');
+// resolution reads the .d.ts of a "type": "module" package as ESM only), except
+// that the CommonJS entry has no WebGPU decoder (an ES module): optional there.
+const dts = readFileSync(join(here, 'index.d.ts'), 'utf8');
+const gpuMethod = '  createGpuDecoder(device: unknown';
+if (!dts.includes(gpuMethod)) throw new Error('index.d.ts: createGpuDecoder not found for index.d.cts');
+writeFileSync(join(distDir, 'index.d.cts'), dts.replace(gpuMethod, '  createGpuDecoder?(device: unknown'));
 // Integrations (subpath exports bregman-decoders/transformers and /webllm): plain ES modules.
 for (const f of ['transformers.mjs', 'transformers.d.ts', 'webllm.mjs', 'webllm.d.ts']) copy(join(here, 'adapters', f), f);
 // The WebGPU decoder (ES module only): dist/gpu/.

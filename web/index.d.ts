@@ -187,10 +187,12 @@ export interface BregmanDecoders {
   /** Frees the wasm-side decoder. */
   dispose(): void;
   /**
-   * A decoder for logits in a WebGPU buffer [rows, vocab] (ES module build only; docs/webgpu.md).
+   * A decoder for logits in a WebGPU buffer [rows, vocab] (docs/webgpu.md): every ES module
+   * entry has it (browsers, workers, Node's and Deno's import; without WebGPU it throws a
+   * TypeError saying so); require() has none, and index.d.cts types it optional.
    * `device` is a GPUDevice (typed loosely so these typings need no WebGPU lib).
    */
-  createGpuDecoder?(device: unknown, config: GpuDecoderConfig): GpuDecoder;
+  createGpuDecoder(device: unknown, config: GpuDecoderConfig): GpuDecoder;
 }
 
 export interface GpuDecoderConfig {

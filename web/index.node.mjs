@@ -1,8 +1,20 @@
 // Entry for Node's import (and Deno's, which resolves the 'node' condition):
 // the same instance code as require(), loaded once, through a static import
 // that bundlers follow (a createRequire() call they cannot: an esbuild
-// --platform=node bundle looked for ./index.cjs beside itself).
+// --platform=node bundle looked for ./index.cjs beside itself). As an ES
+// module it also has the WebGPU decoder, as the browser entry does: Deno has
+// navigator.gpu; in Node without WebGPU its TypeError says so.
 import { load as loadCjs } from './index.cjs';
+import { createGpuDecoder } from './gpu/gpu_decoder.mjs';
 
-export const load = loadCjs;
+/**
+ * Instantiates the wasm module. Call once and reuse the result.
+ * @param {{wasmBinary?: ArrayBuffer|Uint8Array, locateFile?: (path: string, prefix: string) => string}} [init]
+ */
+export async function load(init) {
+  const bd = await loadCjs(init);
+  // Logits in a GPUBuffer (WebGPU): docs/webgpu.md.
+  bd.createGpuDecoder = (device, config) => createGpuDecoder(bd, device, config);
+  return bd;
+}
 export default load;

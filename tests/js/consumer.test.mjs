@@ -1,7 +1,7 @@
 // The package as its consumers' tool chains see it (found by a review of the
 // packed tarball): TypeScript's CommonJS interop, TypeScript's node10
-// resolution, bundlers following the Node entry, and the .wasm for load()'s
-// locateFile / wasmBinary.
+// resolution, bundlers following the Node entry, the .wasm for load()'s
+// locateFile / wasmBinary, and createGpuDecoder from Node's and Deno's import.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -108,4 +108,66 @@ test('the .wasm is reachable through the package name', () => {
   assert.equal(path, join(root, 'dist', 'bregman_decoders.wasm'));
   assert.equal(import.meta.resolve('bregman-decoders/bregman_decoders.wasm'),
     new URL('../../dist/bregman_decoders.wasm', import.meta.url).href);
+});
+
+// docs/webgpu.md imports 'bregman-decoders' for the GPU decoder (browsers,
+// Deno, workers), but Node's and Deno's import (the 'node' condition) got the
+// Node entry, which had no createGpuDecoder: 'bd.createGpuDecoder is not a
+// function' in Deno, which has navigator.gpu; and in Node, an error that does
+// not say WebGPU is missing. The documented call also did not type-check
+// (TS2722: the method was optional in every entry's typings).
+test('createGpuDecoder from Node\'s import: present, and an error naming WebGPU without it', async () => {
+  const { load } = await import('bregman-decoders');
+  const bd = await load();
+  try {
+    assert.equal(typeof bd.createGpuDecoder, 'function');
+    assert.equal(globalThis.GPUBufferUsage, undefined, 'this test expects Node without WebGPU');
+    const fakeDevice = { createBuffer() {} };
+    assert.throws(() => bd.createGpuDecoder(fakeDevice, { vocab: 8 }),
+      (e) => e instanceof TypeError && /needs WebGPU/.test(e.message));
+    assert.throws(() => bd.createGpuDecoder(undefined, { vocab: 8 }),
+      (e) => e instanceof TypeError && /GPUDevice/.test(e.message));
+    // require() is CommonJS: no GPU decoder (docs/webgpu.md).
+    const viaRequire = await require('bregman-decoders').load();
+    assert.equal(viaRequire.createGpuDecoder, undefined);
+    viaRequire.dispose();
+  } finally {
+    bd.dispose();
+  }
+  const dir = consumer();
+  try {
+    writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
+    writeFileSync(join(dir, 'gpu.mts'), [
+      "import { load, type GpuDecoder } from 'bregman-decoders';",
+      'declare const device: unknown, logitsBuffer: unknown;',
+      'const bd = await load();',
+      "const gd: GpuDecoder = bd.createGpuDecoder(device, { vocab: 262144, maxCandidates: 1024, dtype: 'f16' });",
+      'const r = await gd.sample(logitsBuffer, { top_p: 0.9, temperature: 0.8, seed: 1 });',
+      'const path: string = r.gpu.path;',
+      'export { path };',
+    ].join('\n'));
+    assert.equal(typecheck(dir, { module: 'node16', moduleResolution: 'node16' }, ['gpu.mts']), '');
+    assert.equal(typecheck(dir, { module: 'esnext', moduleResolution: 'bundler' }, ['gpu.mts']), '');
+    // The CommonJS typings keep it optional, as require() has none.
+    writeFileSync(join(dir, 'gpu.cts'), [
+      "import bd_ = require('bregman-decoders');",
+      'export async function f(device: unknown) {',
+      '  const bd = await bd_.load();',
+      '  // @ts-expect-error possibly undefined under require()',
+      '  return bd.createGpuDecoder(device, { vocab: 8 });',
+      '}',
+    ].join('\n'));
+    // ... and that instance still goes to the adapters (their typings' bd).
+    writeFileSync(join(dir, 'adapters.mts'), [
+      "import { createLogitsProcessor } from 'bregman-decoders/transformers';",
+      "import { BregmanLogitProcessor } from 'bregman-decoders/webllm';",
+      'declare const viaRequire: Awaited<ReturnType<typeof import(\'bregman-decoders\', { with: { \'resolution-mode\': \'require\' } }).load>>;',
+      'createLogitsProcessor(viaRequire, { top_p: 0.9 });',
+      'new BregmanLogitProcessor(viaRequire, { min_p: 0.05 });',
+      'export {};',
+    ].join('\n'));
+    assert.equal(typecheck(dir, { module: 'node16', moduleResolution: 'node16' }, ['gpu.cts', 'adapters.mts']), '');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

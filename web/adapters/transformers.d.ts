@@ -1,6 +1,9 @@
 // Typings of bregman-decoders/transformers (hand-written, checked by tsc in tests/js/typings.test.mjs).
 import type { BregmanDecoders, DecodeOptions, Sampler } from './index.js';
 
+/** A loaded instance from any entry (require()'s has no createGpuDecoder, which the adapters do not use). */
+export type LoadedDecoder = Omit<BregmanDecoders, 'createGpuDecoder'>;
+
 /** Options of a per-row sampler (fixed for the processor's life). */
 export type RowOptions = Omit<DecodeOptions, 'history' | 'step'>;
 
@@ -44,7 +47,7 @@ export interface AdapterOptions {
 }
 
 export function createLogitsProcessor(
-  bd: BregmanDecoders,
+  bd: LoadedDecoder,
   options?: RowOptions | RowOptions[],
   adapterOptions?: AdapterOptions,
 ): BregmanLogitsProcessor;

@@ -2,6 +2,9 @@
 // class is assignable to @mlc-ai/web-llm's LogitProcessor).
 import type { BregmanDecoders, DecodeOptions, Sampler } from './index.js';
 
+/** A loaded instance from any entry (require()'s has no createGpuDecoder, which the adapters do not use). */
+export type LoadedDecoder = Omit<BregmanDecoders, 'createGpuDecoder'>;
+
 export interface StepRecord {
   token: number;
   /** Log-probability of `token` under the processed distribution. */
@@ -12,7 +15,7 @@ export interface StepRecord {
 
 /** WebLLM's LogitProcessor (processLogits, processSampledToken, resetState) over this library's chain. */
 export class BregmanLogitProcessor {
-  constructor(bd: BregmanDecoders, options?: Omit<DecodeOptions, 'history' | 'step'>);
+  constructor(bd: LoadedDecoder, options?: Omit<DecodeOptions, 'history' | 'step'>);
   /** Draws the token, returns the row in place: 0 at that token, -Infinity elsewhere. */
   processLogits(logits: Float32Array): Float32Array;
   processSampledToken(token: number): void;
