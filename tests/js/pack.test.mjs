@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -57,9 +57,25 @@ test('the packed tarball installs offline and works with import and require', ()
       'package/dist/index.cjs', 'package/dist/index.mjs']) {
       assert.ok(files.includes(f), `${f} missing from the tarball`);
     }
-    // Lean: the library, its CLI and README; no model weights, demo or sources.
-    for (const f of files.trim().split('\n')) {
-      assert.match(f, /^package\/(dist\/|bin\/bregman-decode\.mjs$|README\.md$|package\.json$)/, `${f} should not ship`);
+    // Lean: the library, its CLI, README, LICENSE and the docs README links
+    // to; no model weights, demo or sources.
+    const shipped = files.trim().split('\n');
+    for (const f of shipped) {
+      assert.match(f, /^package\/(dist\/|bin\/bregman-decode\.mjs$|README\.md$|LICENSE$|package\.json$|docs\/([\w-]+\.md|bench\.svg|figures\/[\w-]+\.svg|spec\/[\w-]+\.md)$)/,
+        `${f} should not ship`);
+    }
+    assert.ok(shipped.includes('package/LICENSE'), 'LICENSE missing from the tarball (package.json says MIT)');
+    // Every relative link of the shipped README and docs into docs/ resolves
+    // inside the package (links to the repository's models/ and tools/ are
+    // about running from a clone: the demo, the training scripts).
+    for (const doc of shipped.filter((f) => /\.md$/.test(f))) {
+      const text = execFileSync('tar', ['-xzOf', tarball, doc], { encoding: 'utf8' });
+      for (const [, link] of text.matchAll(/\]\(([^)\s#]+)(?:#[^)]*)?\)/g)) {
+        if (/^[a-z]+:/.test(link)) continue;
+        const target = posix.normalize(posix.join(posix.dirname(doc), link)).replace(/\/$/, '');
+        if (!target.startsWith('package/docs/') && !target.startsWith('package/README')) continue;
+        assert.ok(shipped.some((f) => f === target || f.startsWith(`${target}/`)), `${doc} links to ${link}, not in the tarball`);
+      }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
