@@ -17,7 +17,7 @@
 // the same seed. A failed check makes the run exit 1 (after writing results).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir, cpus, platform, release } from 'node:os';
+import { tmpdir, cpus, platform, release, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { load } from '../dist/node.mjs';
@@ -40,7 +40,15 @@ const KINDS = ['llm', 'flat'];
 const log = (m) => process.stderr.write(`${m}\n`);
 const phases = {};
 let phaseStart = performance.now();
-const phase = (name) => { const t = performance.now(); phases[name] = Number(((t - phaseStart) / 1000).toFixed(1)); phaseStart = t; };
+// The machine's 1-minute load average at the start and at the end of each
+// phase: a run that overlapped other work says so (the README prints it).
+const loads = { start: Number(loadavg()[0].toFixed(2)) };
+const phase = (name) => {
+  const t = performance.now();
+  phases[name] = Number(((t - phaseStart) / 1000).toFixed(1));
+  loads[name] = Number(loadavg()[0].toFixed(2));
+  phaseStart = t;
+};
 const sh = (cmd, a) => { try { return execFileSync(cmd, a, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(); } catch { return null; } };
 
 // ---- rows (written once, read by every side)
@@ -220,7 +228,7 @@ const report = {
   commit: sh('git', ['-C', root, 'rev-parse', 'HEAD']),
   dirty: (sh('git', ['-C', root, 'status', '--porcelain', '--untracked-files=no']) ?? '') !== '',
   machine: { nproc: Number(sh('nproc', []) ?? cpus().length), cpu: cpuModel, os: `${platform()} ${release()}`,
-    node: process.version, chromium: chromiumInfo?.version ?? null },
+    node: process.version, chromium: chromiumInfo?.version ?? null, load: loads },
   library: { target: bd.target, native: nativeInfo, chromium: chromiumInfo },
   zeroCopy: typeof bd.inputBuffer === 'function',
   transformers: { version: T.env?.version ?? null,
