@@ -14,8 +14,20 @@ function entropy32() { return randomInt(0, 2 ** 32 - 1); }
  */
 async function load(init) {
   checkLoadOptions(init);
-  const M = await createBregmanModule();
-  return createApi(M, entropy32);
+  // Node's platform can deadlock when the event loop runs empty while a
+  // background compile job waits for the main thread to collect garbage: the
+  // main thread then blocks in NodePlatform::DrainTasks for good (a TurboFan
+  // job in CollectionBarrier::AwaitCollectionBackground; nodejs/node#54918,
+  // still in Node 20). Compiling the wasm holds no libuv handle, so a script
+  // whose only pending work is `await load()` runs the loop empty; a timer
+  // held until the instance is ready keeps it running.
+  const keepAlive = setInterval(() => {}, 1 << 30);
+  try {
+    const M = await createBregmanModule();
+    return createApi(M, entropy32);
+  } finally {
+    clearInterval(keepAlive);
+  }
 }
 
 module.exports = { load, default: load };
