@@ -45,6 +45,7 @@ struct StageCall {
   size_t min_keep;
   ChainOutcome& out;
   bool last;  // no stage follows this one in the order
+  bool acting_follows;  // a stage acting after this one (StageActs)
 };
 using StageFn = void (*)(StageCall&);
 
@@ -65,7 +66,14 @@ void CallXtc(StageCall& a) { ApplyXtc(a.c, a.o.xtc, a.ws, a.ctx); }
 void CallEpsilon(StageCall& a) { ApplyEpsilon(a.c, a.o.epsilon, a.ws, a.ctx); }
 void CallEta(StageCall& a) { ApplyEta(a.c, a.o.eta, a.ws, a.ctx); }
 void CallTemperature(StageCall& a) {
-  if (a.greedy) return;
+  if (a.greedy) {
+    // llama.cpp's temp at 0 (llama_sampler_temp_impl) leaves only the first
+    // maximum for the stages after it: where one acts (a custom order), they
+    // see that token alone. Otherwise nothing to do: the decoder takes the
+    // first maximum of what survived.
+    if (a.acting_follows) ApplyTopK(a.c, 1, a.ws);
+    return;
+  }
   if (a.o.dynatemp.range > 0.0f) {
     ApplyDynamicTemperature(a.c, a.o.dynatemp, a.ws, a.ctx);
   } else {
@@ -145,10 +153,11 @@ ChainOutcome RunStages(Candidates& c, const DecodeOptions& o, bool greedy,
     }
   }
   StageContext here = ctx;
-  StageCall call{c, o, greedy, mirostat, ws, here, min_keep, out, false};
+  StageCall call{c, o, greedy, mirostat, ws, here, min_keep, out, false, false};
   for (size_t s = 0; s < n && c.Count() > 0; ++s) {
     const size_t id = static_cast<size_t>(order[s]);
     call.last = s + 1 == n;
+    call.acting_follows = s + 1 < acting_end;
     here.draw_follows = ctx.draw_follows && !greedy && s + 1 == acting_end;
     if (id < sizeof(kStageFns) / sizeof(kStageFns[0])) kStageFns[id](call);
   }

@@ -111,6 +111,20 @@ test('samplers: a chosen order changes the result as documented', () => {
   assert.ok(bd.stages.includes('bregman'));
 });
 
+test('temperature 0 in a custom order: the stages after it see its first maximum alone (llama.cpp temp 0)', () => {
+  // p = [0.4, 0.1 x 6]: typical 0.15 keeps two 0.1 tokens (the most typical).
+  const logits = Float32Array.from([0.4, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1], Math.log);
+  const typ = { temperature: 0, typical_p: 0.15 };
+  assert.notEqual(bd.sample(logits, { ...typ, samplers: ['typical_p', 'temperature'] }).token, 0);
+  // llama.cpp's temp 0 sets every logit but the first maximum to -inf first.
+  assert.equal(bd.sample(logits, { ...typ, samplers: ['temperature', 'typical_p'] }).token, 0);
+  assert.deepEqual(Array.from(bd.decode(logits, { ...typ, samplers: ['temperature', 'typical_p'] }).ids), [0]);
+  const pen = { temperature: 0, repetition_penalty: 10, history: [0] };
+  const two = new Float32Array([2, 1]);
+  assert.equal(bd.sample(two, { ...pen, samplers: ['penalties', 'temperature'] }).token, 1);
+  assert.equal(bd.sample(two, { ...pen, samplers: ['temperature', 'penalties'] }).token, 0);
+});
+
 test('history stages in the stateless calls: bias, bans, allowed set', () => {
   const logits = new Float32Array([1, 2, 3, 4]);
   assert.deepEqual(Array.from(bd.decode(logits, { banned_tokens: [3], top_k: 1 }).ids), [2]);

@@ -61,6 +61,56 @@ TEST_CASE("greedy (temperature 0) returns the first maximum") {
   CHECK(dec.probs()[0] == 1.0f);
 }
 
+TEST_CASE("greedy in a custom order: stages after temperature see only its first maximum (llama.cpp's temp 0)") {
+  // llama.cpp's temp sampler at 0 (llama_sampler_temp_impl) sets every logit
+  // but the first maximum to -inf, so the stages after it in the chain act on
+  // that one token and the draw returns it. Answers are llama.cpp's.
+  bd::Decoder dec;
+  auto greedy = [&dec](const std::vector<float>& row, bd::DecodeOptions o,
+                       std::initializer_list<bd::StageId> order) {
+    o.temperature = 0.0f;
+    o.order_len = 0;
+    for (bd::StageId s : order) o.order[o.order_len++] = s;
+    REQUIRE(dec.Sample(row.data(), row.size(), o) == bd::StatusCode::kOk);
+    const int32_t token = dec.token();
+    REQUIRE(dec.Decode(row.data(), row.size(), o) == bd::StatusCode::kOk);
+    REQUIRE(dec.k() == 1);
+    CHECK(dec.ids()[0] == token);
+    return token;
+  };
+  using bd::StageId;
+  const std::vector<int32_t> history = {0};
+  bd::DecodeOptions pen;
+  pen.penalties.repetition = 10.0f;  // {2, 1} -> {0.2, 1} before the temperature
+  pen.history = history.data();
+  pen.history_len = history.size();
+  CHECK(greedy({2.0f, 1.0f}, pen, {StageId::kPenalties, StageId::kTemperature}) == 1);
+  CHECK(greedy({2.0f, 1.0f}, pen, {StageId::kTemperature, StageId::kPenalties}) == 0);
+
+  bd::DecodeOptions xtc;  // both tokens are top choices: XTC removes token 0
+  xtc.xtc.probability = 1.0f;
+  xtc.xtc.threshold = 0.1f;
+  CHECK(greedy({0.0f, -0.1f}, xtc, {StageId::kXtc, StageId::kTemperature}) == 1);
+  CHECK(greedy({0.0f, -0.1f}, xtc, {StageId::kTemperature, StageId::kXtc}) == 0);
+
+  bd::DecodeOptions typ;  // typical 0.15 on {0.4, 0.1 x 6} keeps two 0.1 tokens
+  typ.typical.p = 0.15f;
+  const std::vector<float> row = {std::log(4.0f), 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  CHECK(greedy(row, typ, {StageId::kTypical, StageId::kTemperature}) != 0);
+  CHECK(greedy(row, typ, {StageId::kTemperature, StageId::kTypical}) == 0);
+
+  const std::vector<int32_t> ids = {1};
+  const std::vector<float> bias = {5.0f};
+  bd::DecodeOptions lb;
+  lb.logit_bias.ids = ids.data();
+  lb.logit_bias.bias = bias.data();
+  lb.logit_bias.n = 1;
+  CHECK(greedy({2.0f, 1.0f, 0.0f}, lb, {StageId::kLogitBias, StageId::kTemperature}) == 1);
+  CHECK(greedy({2.0f, 1.0f, 0.0f}, lb, {StageId::kTemperature, StageId::kLogitBias}) == 0);
+  // Ties: the first maximum (the lowest id) is the one that stays.
+  CHECK(greedy({1.0f, 3.0f, 3.0f}, lb, {StageId::kTemperature, StageId::kLogitBias}) == 1);
+}
+
 TEST_CASE("decode with temperature / top-k / top-p / min-p matches the float64 chain") {
   std::mt19937_64 rng(11);
   bd::Decoder dec;
