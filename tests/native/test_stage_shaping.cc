@@ -618,6 +618,15 @@ TEST_CASE("xtc: llama.cpp test_xtc cases, ties, min_keep, threshold edges") {
          {1.0 / (1.0 + std::exp(-4.0)), std::exp(-4.0) / (1.0 + std::exp(-4.0))});
   // A single candidate.
   Expect(run({-kInf, 0.0f}, 0.1f, 1), {1}, {1.0});
+  // Banned tokens are not candidates: min_keep does not count them. llama.cpp
+  // keeps masked tokens in its array (bans, top-n-sigma's mask) and its
+  // size - pos_last >= min_keep counts them: on this row (4 banned) with
+  // threshold 0.19 and min_keep 3 it keeps {0.2, 0.1} (8 - 2 >= 3); here
+  // 4 - 2 < 3 removes nothing (a deviation, docs/samplers.md).
+  std::vector<float> banned = row;
+  banned.insert(banned.begin(), 4, -kInf);
+  Expect(run(banned, 0.19f, 3), {4, 5, 6, 7}, {0.4, 0.3, 0.2, 0.1});
+  Expect(run(banned, 0.19f, 2), {6, 7}, {2 / 3.0, 1 / 3.0});
 }
 
 TEST_CASE("xtc: acts with its own salted uniform, at the configured rate") {
