@@ -22,12 +22,37 @@ async function load(init) {
   // whose only pending work is `await load()` runs the loop empty; a timer
   // held until the instance is ready keeps it running.
   const keepAlive = setInterval(() => {}, 1 << 30);
+  // As in the browser entry: the module's own messages during instantiation
+  // (emscripten prints the failure and "Aborted(...)" before it rejects) go
+  // into the error below rather than to stderr, and the error says what
+  // failed instead of emscripten's "Aborted(...). Build with -s ASSERTIONS=1".
+  let loading = true;
+  const early = [];
+  const printErr = (m) => {
+    if (loading) early.push(String(m));
+    else console.warn(m);
+  };
+  let M;
   try {
-    const M = await createBregmanModule();
-    return createApi(M, entropy32);
+    M = await createBregmanModule({ printErr });
+  } catch (e) {
+    // emscripten's abort wraps the engine's error: "Aborted(<it>). Build with -s ASSERTIONS=1 ...".
+    const message = String(e?.message ?? e).replace(/^Aborted\(([\s\S]*)\)(\. Build with [\s\S]*)?$/, '$1');
+    const other = early.filter((m) => !m.startsWith('failed to asynchronously prepare wasm') && !m.startsWith('Aborted('));
+    // V8 reserves the address space of a wasm memory's whole 32-bit range
+    // (about 10 GiB with its guard regions) per instance: many live
+    // instances, or a virtual memory limit (ulimit -v), leave no room for one more.
+    const hint = /out of memory|cannot allocate/i.test(message)
+      ? '. Each load() is its own wasm instance with its own memory (V8 reserves about 10 GiB of ' +
+        'address space for each): reuse one instance, or dispose() and drop the ones no longer used'
+      : '';
+    throw new Error(`bregman-decoders: could not instantiate the embedded wasm module: ${message}` +
+      (other.length ? ` (${other.slice(-3).join('; ')})` : '') + hint, { cause: e });
   } finally {
+    loading = false;
     clearInterval(keepAlive);
   }
+  return createApi(M, entropy32);
 }
 
 module.exports = { load, default: load };
