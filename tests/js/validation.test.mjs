@@ -146,6 +146,15 @@ function cases() {
   add('batch: 3 options for 2 rows', () => bd.sampleBatch(two, V, [{}, {}, {}]), RangeError, /per-row/);
   add('batch: a bad row option', () => bd.sampleBatch(two, V, [{}, { top_p: 2 }]), RangeError, /top_p/);
   add('batch: logits array', () => bd.sampleBatch([1, 2], 1, {}), TypeError, /logits/);
+  // Found by a fuzz review: options given as a Map (as logit_bias may be) have
+  // no own keys, so every option in it was silently ignored (top_k 1 decoded
+  // the whole row); bregman as a Map was 'needs exactly one of lambda or k'.
+  const asMap = new Map([['top_k', 1], ['seed', 3]]);
+  add('options: a Map (decode)', () => bd.decode(row, asMap), TypeError, /options must be a plain object, got a Map/);
+  add('options: a Map (sample)', () => bd.sample(row, asMap), TypeError, /options must be a plain object, got a Map/);
+  add('options: a Map (createSampler)', () => bd.createSampler(asMap), TypeError, /options must be a plain object, got a Map/);
+  add('options: a Map (batch)', () => bd.decodeBatch(two, V, [{}, asMap]), TypeError, /options must be a plain object, got a Map/);
+  add('bregman: a Map', () => bd.decode(row, { bregman: new Map([['alpha', 1.5], ['lambda', 1e-3]]) }), TypeError, /bregman must be a plain object, got a Map/);
   return c;
 }
 

@@ -162,6 +162,7 @@ function snapshotOptions(o) {
 function writeBregman(slots, M, b) {
   if (b === undefined || b === null) return;
   if (typeof b !== 'object') throw new TypeError(`bregman must be an object, got ${typeof b}`);
+  if (b instanceof Map) throw new TypeError('bregman must be a plain object, got a Map');
   for (const key of Object.keys(b)) {
     if (!BREGMAN_KNOWN.has(key)) throw new RangeError(`unknown option bregman.${key}`);
   }
@@ -285,6 +286,8 @@ export function createApi(M, entropy32) {
       return false;
     }
     if (typeof options !== 'object') throw new TypeError(`options must be an object, got ${typeof options}`);
+    // A Map has no own keys: every option in it would be silently ignored.
+    if (options instanceof Map) throw new TypeError('options must be a plain object, got a Map (its entries are not options)');
     for (const key of Object.keys(options)) {
       if (!KNOWN.has(key)) throw new RangeError(`unknown option ${key}`);
     }
