@@ -302,3 +302,20 @@ test('bregman.k: a huge k is reported as given', () => {
   assert.throws(() => bd.decode(new Float32Array(4), { bregman: { alpha: 1.5, k: 5 } }),
     (e) => e instanceof RangeError && /bregman\.k/.test(e.message));
 });
+
+// Found by a fuzz review: the integer options below the int32 range were
+// reported clamped ('penalty_last_n must be >= -1, got -2147483648' for -2^40).
+test('integer options: a value below the int32 range is reported as given', () => {
+  const ints = { top_k: 0, min_keep: 0, penalty_last_n: -1, dry_allowed_length: 0, dry_penalty_last_n: -1,
+    no_repeat_ngram_size: 0, top_logprobs: 0 };
+  for (const [name, min] of Object.entries(ints)) {
+    for (const v of [-(2 ** 31) - 1, -(2 ** 40), -(2 ** 53) + 1]) {
+      for (const call of [() => bd.sample(new Float32Array(4), { [name]: v }), () => bd.createSampler({ [name]: v })]) {
+        assert.throws(call, (e) => e instanceof RangeError && e.message === `${name} must be >= ${min}, got ${v}`, `${name} ${v}`);
+      }
+    }
+    // At the edge of int32, the core's own message.
+    assert.throws(() => bd.sample(new Float32Array(4), { [name]: -(2 ** 31) }),
+      (e) => e instanceof RangeError && e.message.startsWith(`${name} must be >= ${min}`) && e.message.endsWith(`got ${-(2 ** 31)}`));
+  }
+});

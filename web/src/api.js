@@ -49,6 +49,9 @@ const SCALARS = {
   mirostat_eta: ['MIROSTAT_ETA', 'number', 0.1, 'mirostat'],
   top_logprobs: ['TOP_LOGPROBS', 'int', 0, null],
 };
+// The lowest value of the integer options whose lowest is not 0 (the core's
+// ranges, src/decoder.cc), for values the int32 slots cannot carry.
+const INT_MIN = { penalty_last_n: -1, dry_penalty_last_n: -1 };
 // Options whose non-default value switches a stage on (for `samplers`).
 const STAGE_SWITCHES = {
   temperature: (o) => (o.temperature !== undefined && o.temperature !== 1) ||
@@ -296,6 +299,11 @@ export function createApi(M, entropy32) {
       const v = o[name];
       if (v === undefined) continue;
       slots[slot] = kind === 'int' ? checkInteger(name, v) : checkNumber(name, v);
+      // The core reads integer options as int32, clamped: its message for a
+      // value below that range would show -2147483648, not the value given.
+      if (kind === 'int' && v < -2147483648) {
+        throw new RangeError(`${name} must be >= ${INT_MIN[name] ?? 0}, got ${v}`);
+      }
     }
     for (const [name, slot] of [['logprobs', M.SLOT_LOGPROBS], ['return_distribution', M.SLOT_RETURN_DISTRIBUTION]]) {
       if (o[name] === undefined) continue;
