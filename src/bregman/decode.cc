@@ -521,6 +521,13 @@ class PerK {
   // entries (every solve needs its support's mass: a pass over k doubles
   // each, settled probes included, a few percent of a decode at k ~ V/2).
   double KeptMass(size_t k) {
+    // Every candidate kept: the mass is 1 by the normaliser's definition.
+    // Summed, it carries float64's rounding (~1e-16), which the solvers would
+    // spread as dropped mass: an objective of 2.6e-107 for 0 at lambda 0, and
+    // at a large alpha a remainder per token below the double range, which
+    // sent the solve to its slow log-scale path (dual alpha 20 on a flat row
+    // of 14 000: 0.6-1.5 s a call). solve_final applies the same rule.
+    if (k >= n_) return 1.0;
     const double* p = Probs(k);
     const size_t need = k / kMassCheckpoint;
     if (mass_saved_ <= need) {
@@ -854,6 +861,7 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
   // in the adaptive branch while the search lives: the hint may call back
   // into it (Multiplier::ensure_powers).
   auto solve_final = [&](size_t k_final) {
+    if (k_final == n) hint.kept = 1.0;  // nothing dropped (PerK::KeptMass)
     EnsureSize(ws.q, k_final);
     EnsureSize(ws.scratch, k_final);
     in_support = Renormalise(params.divergence, params.alpha, probs.Prefix(k_final), k_final,

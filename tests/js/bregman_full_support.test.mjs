@@ -8,16 +8,15 @@
 // which sends the solve to the scalar log-scale path (README "Bregman speed by
 // alpha"): a flat row of 14 000 at dual alpha 20 took 0.6-1.5 s per call and
 // one of 40 000 at dual alpha 40 took 10 s in this review (16 384: 1-8 ms).
-// Marked todo until the full support is solved with a zero remainder.
+// The full support is now solved with the kept mass 1 (src/bregman/decode.cc,
+// PerK::KeptMass and solve_final).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { load } from '../../dist/node.mjs';
 
 const bd = await load();
 
-test('lambda 0 keeps the whole support with q = p and objective 0, at any vocabulary size', {
-  todo: 'the float64 rounding of the kept mass is treated as dropped mass at k = n',
-}, () => {
+test('lambda 0 keeps the whole support with q = p and objective 0, at any vocabulary size', () => {
   for (const V of [16384, 14000, 40000]) {
     const flat = new Float32Array(V).fill(0.25);
     for (const bregman of [{ divergence: 'dual', alpha: 20, lambda: 0 }, { divergence: 'primal', alpha: 0.7, lambda: 0 },
@@ -25,6 +24,8 @@ test('lambda 0 keeps the whole support with q = p and objective 0, at any vocabu
       const d = bd.decode(flat, { bregman });
       assert.equal(d.k, V);
       assert.equal(d.objective, 0, `V ${V} ${JSON.stringify(bregman)}: objective ${d.objective}`);
+      const p = Math.fround(1 / V);  // q = p, each the float64 1/V rounded to float32
+      assert.ok(d.probs.every((x) => x === p), `V ${V} ${JSON.stringify(bregman)}: q != p`);
     }
   }
 });
