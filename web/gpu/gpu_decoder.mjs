@@ -9,7 +9,7 @@
 // the whole row, or rewrites the one stage that needs the whole row's
 // normaliser (top-p) into an equivalent one, or falls back to a full readback
 // and says so. docs/webgpu.md has the argument.
-import { isGreedyTemperature } from '../api.mjs';
+import { isGreedyTemperature, samplerOwner } from '../api.mjs';
 import { decoderWgsl, kChunk, kCtlWords, kPartialWords } from './wgsl.mjs';
 
 const DEFAULT_ORDER = ['logit_bias', 'penalties', 'dry', 'no_repeat_ngram', 'top_n_sigma', 'top_k',
@@ -49,6 +49,14 @@ const bansOnly = (o) => {
 };
 
 const isGreedy = (o) => isGreedyTemperature(o.temperature ?? 1);
+// The GPU's normaliser at the scale 1/T the planner needs. Two temperature
+// stages in a custom order multiply: T = 1e-20 twice has 1/T = 1e40, Infinity
+// as the kernel's float scale, and exp(0 * Infinity) made Z NaN; the phantoms
+// then carried no tail and Bregman's objective came out NaN where the CPU's
+// was lambda k (found by a review).
+const zUsable = (sel) => Number.isFinite(sel.z) && sel.z > 0;
+// Brands a GpuSampler with its decoder (a batch refuses another decoder's).
+const GPU_SAMPLER = Symbol('bregman-decoders GPU sampler');
 
 function bufferUsage() {
   const U = globalThis.GPUBufferUsage;
@@ -99,6 +107,9 @@ export function createGpuDecoder(bd, device, config) {
   const { vocab, maxCandidates = 1024, dtype = 'f32' } = config;
   if (typeof vocab !== 'number') throw new TypeError('vocab must be a number');
   if (!Number.isInteger(vocab) || vocab < 1 || vocab > 0x7fffffff) throw new RangeError(`vocab must be an integer >= 1, got ${vocab}`);
+  // The CPU path refuses longer rows (every call would select on the GPU, then
+  // throw the CPU's RangeError on the candidate row: found by a review).
+  if (vocab > bd.maxVocab) throw new RangeError(`vocab ${vocab} exceeds the largest vocabulary (${bd.maxVocab})`);
   if (typeof maxCandidates !== 'number') throw new TypeError('maxCandidates must be a number');
   if (!Number.isInteger(maxCandidates) || maxCandidates < 256 || maxCandidates > 65536) {
     throw new RangeError(`maxCandidates must be an integer in [256, 65536], got ${maxCandidates}`);
@@ -143,15 +154,32 @@ export function createGpuDecoder(bd, device, config) {
     staging = device.createBuffer({ size: stagingBytes, usage: U.MAP_READ | U.COPY_DST });
     bindGroups = new WeakMap();
   }
+  // The logits are bound as a window around the row: [offset, offset + size)
+  // with offset the row's start rounded down to the storage offset alignment.
+  // (The whole buffer was bound before: a [rows, V] buffer larger than the
+  // device's maxStorageBufferBindingSize, 128 MiB by default, i.e. 129 rows
+  // at V = 262144, failed on every row; found by a review.) One bind group
+  // per buffer and window, kept while the buffer lives.
+  const offsetAlign = device.limits?.minStorageBufferOffsetAlignment ?? 256;
+  function rowWindow(rowIndex) {
+    const start = rowIndex * vocab * elemBytes;
+    const offset = Math.floor(start / offsetAlign) * offsetAlign;
+    const size = Math.ceil((start + vocab * elemBytes - offset) / 4) * 4;
+    return { offset, size, rowBase: (start - offset) / elemBytes };
+  }
   let bindGroups = new WeakMap();
-  function bindGroupFor(buffer) {
-    let g = bindGroups.get(buffer);
+  function bindGroupFor(buffer, win) {
+    let byWindow = bindGroups.get(buffer);
+    if (!byWindow) bindGroups.set(buffer, byWindow = new Map());
+    const key = `${win.offset}:${win.size}`;
+    let g = byWindow.get(key);
     if (!g) {
       g = device.createBindGroup({
         layout,
-        entries: [buffer, params, listed, ctl, hist, partials, out].map((b, binding) => ({ binding, resource: { buffer: b } })),
+        entries: [{ buffer, offset: win.offset, size: win.size }, ...[params, listed, ctl, hist, partials, out].map((b) => ({ buffer: b }))]
+          .map((resource, binding) => ({ binding, resource })),
       });
-      bindGroups.set(buffer, g);
+      byWindow.set(key, g);
     }
     return g;
   }
@@ -182,6 +210,12 @@ export function createGpuDecoder(bd, device, config) {
       throw new TypeError('logits must be a GPUBuffer');
     }
     if ((buffer.usage & U.STORAGE) === 0) throw new TypeError('logits GPUBuffer needs GPUBufferUsage.STORAGE');
+    // WebGPU binds storage buffers (and copies them) in whole 4-byte words: a
+    // buffer of an odd number of halves failed at its bind group with a
+    // WebGPU validation error, and every later call on it too (found by a review).
+    if (buffer.size % 4 !== 0) {
+      throw new RangeError(`logits GPUBuffer of ${buffer.size} bytes: its size must be a multiple of 4 (pad the buffer)`);
+    }
     // (A fraction, a negative or NaN row read another row's logits, or the
     // middle of one, without an error: found by a review.)
     if (typeof rowIndex !== 'number') throw new TypeError(`row must be a number, got ${typeof rowIndex}`);
@@ -204,28 +238,38 @@ export function createGpuDecoder(bd, device, config) {
     }
     listedIdsArr.set(ids);
     if (nListed) device.queue.writeBuffer(listed, 0, listedIdsArr, 0, nListed);
-    paramU32[0] = vocab; paramU32[1] = rowIndex * vocab; paramU32[2] = M; paramU32[3] = nListed;
+    const win = rowWindow(rowIndex);
+    paramU32[0] = vocab; paramU32[1] = win.rowBase; paramU32[2] = M; paramU32[3] = nListed;
     paramF32[4] = scale; paramF32[5] = scalePow; paramU32[6] = nWg; paramU32[7] = 0;
     device.queue.writeBuffer(params, 0, paramWords);
-    device.pushErrorScope('validation');
-    const enc = device.createCommandEncoder();
-    const pass = enc.beginComputePass();
-    pass.setBindGroup(0, bindGroupFor(buffer));
-    pass.setPipeline(P.init); pass.dispatchWorkgroups(1);
-    pass.setPipeline(P.stats); pass.dispatchWorkgroups(nWg);
-    for (let level = 0; level < 8; level++) {
-      pass.setPipeline(P.histo); pass.dispatchWorkgroups(nWg);
-      pass.setPipeline(P.pick); pass.dispatchWorkgroups(1);
-    }
-    pass.setPipeline(P.compact); pass.dispatchWorkgroups(nWg);
-    pass.end();
     const partialBytes = nWg * kPartialWords * 4;
     const outWords = 2 * M + nListed;
-    enc.copyBufferToBuffer(ctl, 0, staging, 0, kCtlWords * 4);
-    enc.copyBufferToBuffer(partials, 0, staging, kCtlWords * 4, partialBytes);
-    enc.copyBufferToBuffer(out, 0, staging, kCtlWords * 4 + partialBytes, outWords * 4);
-    device.queue.submit([enc.finish()]);
+    device.pushErrorScope('validation');
+    // The scope is popped whatever happens: a throw here (a buffer-like object
+    // that is no GPUBuffer) left it pushed, and it swallowed the device's
+    // later validation errors, the caller's own (found by a review).
+    let thrown = null;
+    try {
+      const enc = device.createCommandEncoder();
+      const pass = enc.beginComputePass();
+      pass.setBindGroup(0, bindGroupFor(buffer, win));
+      pass.setPipeline(P.init); pass.dispatchWorkgroups(1);
+      pass.setPipeline(P.stats); pass.dispatchWorkgroups(nWg);
+      for (let level = 0; level < 8; level++) {
+        pass.setPipeline(P.histo); pass.dispatchWorkgroups(nWg);
+        pass.setPipeline(P.pick); pass.dispatchWorkgroups(1);
+      }
+      pass.setPipeline(P.compact); pass.dispatchWorkgroups(nWg);
+      pass.end();
+      enc.copyBufferToBuffer(ctl, 0, staging, 0, kCtlWords * 4);
+      enc.copyBufferToBuffer(partials, 0, staging, kCtlWords * 4, partialBytes);
+      enc.copyBufferToBuffer(out, 0, staging, kCtlWords * 4 + partialBytes, outWords * 4);
+      device.queue.submit([enc.finish()]);
+    } catch (e) {
+      thrown = e;
+    }
     const gpuError = await device.popErrorScope();
+    if (thrown) throw thrown;
     if (gpuError) throw new Error(`WebGPU: ${gpuError.message}`);
     const bytes = kCtlWords * 4 + partialBytes + outWords * 4;
     await staging.mapAsync(globalThis.GPUMapMode.READ, 0, bytes);
@@ -339,6 +383,7 @@ export function createGpuDecoder(bd, device, config) {
           return fits ? { kind: 'exact', reason: 'min_p' } : fallback('min_p set larger than the candidates');
         }
         case 'top_p':
+          if (!zUsable(sel)) return fallback('top_p normaliser not finite (1/T overflows float)');
           // A restated call rewrites top_p for every top-p stage of the chain.
           if (chain.slice(i + 1).some((t) => t === 'top_p' && on(t))) {
             return fallback('top_p listed twice in samplers');
@@ -349,6 +394,7 @@ export function createGpuDecoder(bd, device, config) {
           return { kind: edited || acting.size > 0 ? 'top_p_edited' : 'top_p', temp };
         case 'bregman':
           if (edited) return fallback('bregman after value edits (needs the edited normaliser)');
+          if (!zUsable(sel)) return fallback('Bregman normaliser not finite (1/T overflows float)');
           if (chain.slice(i + 1).some(on)) return fallback('stages after bregman over the whole row');
           return { kind: 'bregman', temp };
         case 'temperature':
@@ -699,6 +745,7 @@ export function createGpuDecoder(bd, device, config) {
   // wasm sampler carries mu.
   class GpuSampler {
     constructor(options, state) {
+      this[GPU_SAMPLER] = api;
       this._options = options;
       this._disposed = false;
       if (state) {
@@ -731,26 +778,25 @@ export function createGpuDecoder(bd, device, config) {
     _seen() {
       return this._history.length > kMaxHistory ? this._history.slice(-kMaxHistory) : this._history;
     }
-    sample(buffer, rowIndex = 0) {
-      return serial(async () => {
-        this._alive();
-        checkBuffer(buffer, rowIndex);
-        const r = this._cpu
-          ? await runRow(buffer, rowIndex, this._options, this._seen(), (x) => this._cpu.sample(x), false, true)
-          : await runRow(buffer, rowIndex, this._stateless(), this._seen(), (x, o) => bd.sample(x, o), true, true);
-        this._push(r.token);
-        if (!this._cpu) this._step += 1;
-        return r;
-      });
+    sample(buffer, rowIndex = 0) { return serial(() => this._sampleNow(buffer, rowIndex)); }
+    decode(buffer, rowIndex = 0) { return serial(() => this._decodeNow(buffer, rowIndex)); }
+    // The calls' bodies (inside a serial task).
+    async _sampleNow(buffer, rowIndex) {
+      this._alive();
+      checkBuffer(buffer, rowIndex);
+      const r = this._cpu
+        ? await runRow(buffer, rowIndex, this._options, this._seen(), (x) => this._cpu.sample(x), false, true)
+        : await runRow(buffer, rowIndex, this._stateless(), this._seen(), (x, o) => bd.sample(x, o), true, true);
+      this._push(r.token);
+      if (!this._cpu) this._step += 1;
+      return r;
     }
-    decode(buffer, rowIndex = 0) {
-      return serial(async () => {
-        this._alive();
-        checkBuffer(buffer, rowIndex);
-        return this._cpu
-          ? runRow(buffer, rowIndex, this._options, this._seen(), (x) => this._cpu.decode(x), false, false)
-          : runRow(buffer, rowIndex, this._stateless(), this._seen(), (x, o) => bd.decode(x, o), true, false);
-      });
+    async _decodeNow(buffer, rowIndex) {
+      this._alive();
+      checkBuffer(buffer, rowIndex);
+      return this._cpu
+        ? runRow(buffer, rowIndex, this._options, this._seen(), (x) => this._cpu.decode(x), false, false)
+        : runRow(buffer, rowIndex, this._stateless(), this._seen(), (x, o) => bd.decode(x, o), true, false);
     }
     _push(token) {
       // As the wasm sampler (src/sampler_state.h): the stages see the latest
@@ -762,6 +808,11 @@ export function createGpuDecoder(bd, device, config) {
       this._alive();
       if (typeof token !== 'number') throw new TypeError(`token must be a number, got ${typeof token}`);
       if (!Number.isInteger(token) || token < 0) throw new RangeError(`token must be an integer >= 0, got ${token}`);
+      // As a wasm sampler that has seen a row (this one's rows are all of
+      // `vocab`): refused, and not accepted. Before, the id went into the
+      // history and every later call threw the stateless call's history
+      // RangeError (found by a review).
+      if (token >= vocab) throw new RangeError(`token ${token} is outside the vocabulary [0, ${vocab})`);
       this._cpu?.accept(token);
       this._push(token);
     }
@@ -809,32 +860,51 @@ export function createGpuDecoder(bd, device, config) {
     if (Array.isArray(perRow) && perRow.length !== rows) {
       throw new RangeError(`per-row options: got ${perRow.length} entries for ${rows} rows`);
     }
-    const out = [];
-    for (let r = 0; r < rows; r++) {
-      const o = Array.isArray(perRow) ? perRow[r] : perRow;
-      if (o instanceof GpuSampler) out.push(kind === 'sample' ? o.sample(buffer, r) : o.decode(buffer, r));
-      else out.push(kind === 'sample' ? api.sample(buffer, o, r) : api.decode(buffer, o, r));
-    }
-    return Promise.all(out);
+    // As the CPU batch: the rows one after another, as one task (no other
+    // call runs between them), and the first row that throws ends it: the
+    // rows after it are not decoded and their samplers do not step. (Before,
+    // every row was queued as its own call: the promise rejected while the
+    // later rows still ran, and their samplers stepped; found by a review.)
+    return serial(async () => {
+      const out = [];
+      for (let r = 0; r < rows; r++) {
+        const o = Array.isArray(perRow) ? perRow[r] : perRow;
+        if (o instanceof GpuSampler) {
+          out.push(await (kind === 'sample' ? o._sampleNow(buffer, r) : o._decodeNow(buffer, r)));
+          continue;
+        }
+        // A sampler of another GPU decoder or of the CPU path: TypeError, as
+        // the CPU batch's (before: a RangeError naming its private fields).
+        if (o !== null && typeof o === 'object' && (o[GPU_SAMPLER] !== undefined || samplerOwner(o) !== undefined)) {
+          throw new TypeError(`per-row options[${r}] is a sampler of ${o[GPU_SAMPLER] !== undefined
+            ? 'another GPU decoder' : 'the CPU path (bd.createSampler): use gd.createSampler'}`);
+        }
+        out.push(await (kind === 'sample' ? sampleNow(buffer, o, r) : decodeNow(buffer, o, r)));
+      }
+      return out;
+    });
+  }
+
+  async function decodeNow(buffer, options, rowIndex) {
+    checkBuffer(buffer, rowIndex);
+    const o = checkOptions(options);
+    return runRow(buffer, rowIndex, o, o.history, (x, oo) => bd.decode(x, oo), true, false);
+  }
+  async function sampleNow(buffer, options, rowIndex) {
+    checkBuffer(buffer, rowIndex);
+    const o = checkOptions(options);
+    return runRow(buffer, rowIndex, o, o.history, (x, oo) => bd.sample(x, oo), true, true);
   }
 
   const api = {
     vocab, maxCandidates: M, dtype,
     /** The processed distribution of row `row` (default 0) of a [rows, vocab] GPUBuffer. */
     decode(buffer, options, rowIndex = 0) {
-      return serial(async () => {
-        checkBuffer(buffer, rowIndex);
-        const o = checkOptions(options);
-        return runRow(buffer, rowIndex, o, o.history, (x, oo) => bd.decode(x, oo), true, false);
-      });
+      return serial(() => decodeNow(buffer, options, rowIndex));
     },
     /** One draw from row `row` (default 0). */
     sample(buffer, options, rowIndex = 0) {
-      return serial(async () => {
-        checkBuffer(buffer, rowIndex);
-        const o = checkOptions(options);
-        return runRow(buffer, rowIndex, o, o.history, (x, oo) => bd.sample(x, oo), true, true);
-      });
+      return serial(() => sampleNow(buffer, options, rowIndex));
     },
     decodeBatch: (buffer, rows, perRow) => batch('decode', buffer, rows, perRow),
     sampleBatch: (buffer, rows, perRow) => batch('sample', buffer, rows, perRow),

@@ -195,6 +195,14 @@ function writeBregman(slots, M, b) {
 }
 
 /**
+ * The instance a sampler of bd.createSampler belongs to, or undefined for
+ * anything else (the WebGPU decoder's batch refuses such samplers).
+ */
+export function samplerOwner(o) {
+  return o !== null && typeof o === 'object' ? o[SAMPLER_BRAND] : undefined;
+}
+
+/**
  * The decoder's greedy rule (src/decoder.cc): temperature 0, or one whose
  * 1/T overflows float. The API and the WebGPU planner both ask it.
  */
