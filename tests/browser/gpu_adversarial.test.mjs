@@ -532,3 +532,39 @@ test('a [rows, V] buffer larger than maxStorageBufferBindingSize; no error scope
   assert.equal(r.fake, 'TypeError');
   assert.equal(r.leftScope, 'OperationError');
 });
+
+test('options inherited from a defaults object, and options changed after createSampler, as on the CPU path', async () => {
+  const r = await inPage(async (h, cases, arg, ext) => {
+    const V = 3000, bad = [], paths = {};
+    const gd = h.bd.createGpuDecoder(h.device, { vocab: V, maxCandidates: 256 });
+    const row = cases.llmRow(V, cases.rng(7), 2.5), buf = h.upload(row);
+    // Stateless calls: the restated top-p call and Bregman's draw spread the
+    // options, which dropped the inherited ones.
+    for (const [defaults, own] of [[{ temperature: 0.5 }, { top_p: 0.9 }], [{ temperature: 0.5, return_distribution: true }, { top_p: 0.8 }],
+      [{ temperature: 0.7, return_distribution: false }, { bregman: { alpha: 1.5, lambda: 1e-3 } }], [{ logprobs: true, top_logprobs: 3 }, { top_p: 0.9 }]]) {
+      for (const kind of ['decode', 'sample']) {
+        const o = Object.assign(Object.create(defaults), own, { seed: 3 });
+        await ext.check(gd, kind, row, buf, o, `${kind} inherited ${JSON.stringify(defaults)} ${JSON.stringify(own)}`, bad, paths);
+      }
+    }
+    // Samplers: inherited options, and the caller's object changed afterwards.
+    const run = async (make, change) => {
+      const o = make(), gs = gd.createSampler(o), cs = h.bd.createSampler(o);
+      change(o);
+      const g = [], c = [];
+      for (let i = 0; i < 6; i++) { g.push((await gs.sample(buf)).token); c.push(cs.sample(row).token); }
+      return { g, c };
+    };
+    const samplers = {
+      inherited: await run(() => Object.assign(Object.create({ top_k: 3 }), { seed: 5 }), () => {}),
+      changed: await run(() => ({ top_k: 50, seed: 6 }), (o) => { o.top_k = 1; o.temperature = 0; }),
+      changedInside: await run(() => ({ logit_bias: { 5: 100 }, seed: 1 }), (o) => { o.logit_bias[5] = -100; o.logit_bias[6] = 100; }),
+    };
+    gd.dispose();
+    return { bad, paths, samplers };
+  });
+  console.log(JSON.stringify(r.paths));
+  assert.deepEqual(r.bad, []);
+  assert.ok(r.paths['top_p nucleus restated'] >= 4, JSON.stringify(r.paths));
+  for (const [k, { g, c }] of Object.entries(r.samplers)) assert.deepEqual(g, c, k);
+});

@@ -9,7 +9,7 @@
 // the whole row, or rewrites the one stage that needs the whole row's
 // normaliser (top-p) into an equivalent one, or falls back to a full readback
 // and says so. docs/webgpu.md has the argument.
-import { isGreedyTemperature, samplerOwner } from '../api.mjs';
+import { isGreedyTemperature, samplerOwner, snapshotOptions } from '../api.mjs';
 import { decoderWgsl, kChunk, kCtlWords, kPartialWords } from './wgsl.mjs';
 
 const DEFAULT_ORDER = ['logit_bias', 'penalties', 'dry', 'no_repeat_ngram', 'top_n_sigma', 'top_k',
@@ -55,6 +55,11 @@ const isGreedy = (o) => isGreedyTemperature(o.temperature ?? 1);
 // then carried no tail and Bregman's objective came out NaN where the CPU's
 // was lambda k (found by a review).
 const zUsable = (sel) => Number.isFinite(sel.z) && sel.z > 0;
+// The options `o` with `extra` over them, keeping o's prototype: the CPU path
+// reads options inherited from a defaults object (README), which a spread
+// ({ ...o }) drops (found by a review: the restated top-p call and a GPU
+// sampler's calls ran without them).
+const withOptions = (o, extra) => Object.assign(Object.create(Object.getPrototypeOf(o)), o, extra);
 // Brands a GpuSampler with its decoder (a batch refuses another decoder's).
 const GPU_SAMPLER = Symbol('bregman-decoders GPU sampler');
 
@@ -465,7 +470,7 @@ export function createGpuDecoder(bd, device, config) {
     if (!ok) return { reason: 'top_p nucleus too flat to restate' };
     fillRow(n + 1, 0, sorted);
     try {
-      return { result: cpu(row, { ...o, top_p: p }), reason: 'top_p nucleus restated' };
+      return { result: cpu(row, withOptions(o, { top_p: p })), reason: 'top_p nucleus restated' };
     } finally {
       clearRow(n + 1, 0, sorted);
     }
@@ -617,7 +622,7 @@ export function createGpuDecoder(bd, device, config) {
           return { result, reason: 'bregman with the tail mass' };
         }
         const seeded = o.seed !== undefined;
-        const oo = { ...o, return_distribution: true };
+        const oo = withOptions(o, { return_distribution: true });
         if (!seeded) {
           if (o.step !== undefined) throw new RangeError('step needs a seed');  // as the CPU path
           oo.seed = randomSeed();
@@ -761,7 +766,7 @@ export function createGpuDecoder(bd, device, config) {
       this._step = 0;
       // A wasm sampler validates the options (TypeError / RangeError now, not
       // at the first draw); with mirostat it also carries mu.
-      const cpu = bd.createSampler({ ...options, seed: this._seed });
+      const cpu = bd.createSampler(withOptions(options, { seed: this._seed }));
       if ((options.mirostat ?? 0) !== 0) this._cpu = cpu;
       else { cpu.dispose(); this._cpu = null; }
     }
@@ -772,7 +777,7 @@ export function createGpuDecoder(bd, device, config) {
       if (this._disposed) throw new TypeError('this sampler was disposed');
     }
     _stateless() {
-      return { ...this._options, seed: this._seed, step: this._step, history: this._seen() };
+      return withOptions(this._options, { seed: this._seed, step: this._step, history: this._seen() });
     }
     // The tokens the stages see: the latest kMaxHistory.
     _seen() {
@@ -823,7 +828,7 @@ export function createGpuDecoder(bd, device, config) {
       if (this._options.seed === undefined) {
         this._seed = randomSeed();
         if (this._cpu) {
-          const cpu = bd.createSampler({ ...this._options, seed: this._seed });
+          const cpu = bd.createSampler(withOptions(this._options, { seed: this._seed }));
           this._cpu.dispose();
           this._cpu = cpu;
         }
@@ -911,7 +916,11 @@ export function createGpuDecoder(bd, device, config) {
     /** A stateful sampler over GPU rows (options fixed at creation). */
     createSampler(options = {}) {
       if (disposed) throw new TypeError('this GPU decoder was disposed');
-      return new GpuSampler(checkOptions(options));
+      // Its own copy of the options, as bd.createSampler's (before, the
+      // caller's object was kept: changing it, or an array or object inside
+      // it, after createSampler changed the GPU sampler's later draws only;
+      // found by a review).
+      return new GpuSampler(snapshotOptions(checkOptions(options)));
     },
     /** Calls, fallbacks (with their reasons) and bytes read back so far. */
     get stats() { return { ...totals, fallbackReasons: { ...totals.fallbackReasons } }; },

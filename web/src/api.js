@@ -150,7 +150,7 @@ function biasEntries(v) {
 // wrong type are kept as given, for writeOptions to refuse. Own keys are
 // copied; the prototype is kept (options inherited from a defaults object
 // read as before).
-function snapshotOptions(o) {
+export function snapshotOptions(o) {
   if (o === null || typeof o !== 'object') return o;
   const copy = Object.create(Object.getPrototypeOf(o));
   for (const key of Object.keys(o)) {
