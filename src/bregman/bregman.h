@@ -57,19 +57,26 @@ class SortedProbs {
   // dropped tokens themselves so that it keeps its relative precision however
   // small it is next to the kept head's.
   virtual double TailPow(size_t k, double alpha) = 0;
+  // Whether these are the whole distribution (summing to 1 but for their
+  // rounding), so that a support of all Size() of them drops nothing: its
+  // kept mass is taken as 1, not as their float64 sum. False for a prefix
+  // standing for a longer distribution (its rest is 1 - the kept mass).
+  virtual bool Whole() const { return false; }
 };
 
 // A SortedProbs over an array that is already sorted descending.
 class SortedProbsArray final : public SortedProbs {
  public:
-  SortedProbsArray(const double* p, size_t n) : p_(p), n_(n) {}
+  SortedProbsArray(const double* p, size_t n, bool whole = false) : p_(p), n_(n), whole_(whole) {}
   size_t Size() const override { return n_; }
+  bool Whole() const override { return whole_; }
   const double* Prefix(size_t) override { return p_; }
   double TailPow(size_t k, double alpha) override;
 
  private:
   const double* p_;
   size_t n_;
+  bool whole_;
 };
 
 struct BregmanResult {

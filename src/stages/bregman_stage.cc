@@ -29,6 +29,8 @@ class CandidateProbs final : public SortedProbs {
   }
 
   size_t Size() const override { return c_.Count(); }
+  // The candidates' softmax: all of it (a support of every candidate drops nothing).
+  bool Whole() const override { return true; }
 
   const double* Prefix(size_t need) override {
     need = std::min(need, c_.Count());
