@@ -30,6 +30,16 @@ bool g_lagrangian_check = false;  // set only by tests
 thread_local double g_lagrangian_worst = 0.0;
 thread_local size_t g_lagrangian_decided = 0;
 
+// Whether a support of the k largest keeps every candidate of a whole
+// distribution (SortedProbs::Whole), so drops nothing: its kept mass is 1 by
+// the normaliser's definition. Summed, it carries float64's rounding
+// (~1e-16), which the solvers would spread as dropped mass: an objective of
+// 2.6e-107 for 0 at lambda 0, and at a large alpha a remainder per token
+// below the double range, which sent the solve to its slow log-scale path
+// (dual alpha 20 on a flat row of 14 000: 0.6-1.5 s a call). The search's
+// kept masses (PerK::KeptMass) and the final solve both ask it.
+bool DropsNothing(const SortedProbs& probs, size_t k) { return k >= probs.Size() && probs.Whole(); }
+
 // Grows v to at least n elements. Never shrinks, so a warm workspace never
 // reallocates for a k it has already seen.
 void EnsureSize(std::vector<double>& v, size_t n) {
@@ -66,8 +76,7 @@ class PerK {
         kind_(ChooseTauKind(params.divergence, params.alpha)),
         probs_(probs),
         ws_(ws),
-        n_(probs.Size()),
-        whole_(probs.Whole()) {
+        n_(probs.Size()) {
     // The sketch is this distribution's: rebuilt per decode.
     if (kind_ == TauKind::kGeneral) {
       ws_.sketch.Reset(divergence_ == BregmanDivergence::kPrimal, alpha_);
@@ -522,14 +531,7 @@ class PerK {
   // entries (every solve needs its support's mass: a pass over k doubles
   // each, settled probes included, a few percent of a decode at k ~ V/2).
   double KeptMass(size_t k) {
-    // Every candidate of a whole distribution kept (SortedProbs::Whole): the
-    // mass is 1 by the normaliser's definition. Summed, it carries float64's
-    // rounding (~1e-16), which the solvers would spread as dropped mass: an
-    // objective of 2.6e-107 for 0 at lambda 0, and at a large alpha a
-    // remainder per token below the double range, which sent the solve to its
-    // slow log-scale path (dual alpha 20 on a flat row of 14 000: 0.6-1.5 s a
-    // call). solve_final applies the same rule.
-    if (k >= n_ && whole_) return 1.0;
+    if (DropsNothing(probs_, k)) return 1.0;
     const double* p = Probs(k);
     const size_t need = k / kMassCheckpoint;
     if (mass_saved_ <= need) {
@@ -631,7 +633,6 @@ class PerK {
   SortedProbs& probs_;
   BregmanWorkspace& ws_;
   const size_t n_;
-  const bool whole_;  // probs.Whole(): a support of all n_ drops nothing
   size_t built_ = 0;  // the root sums are valid for i <= built_ (none while 0)
   size_t mass_saved_ = 0;  // ws.mass_lanes holds the lanes at c kMassCheckpoint, c < mass_saved_
   size_t full_q_ = 0;  // ws.q holds the whole q of this support's last solve (0: none)
@@ -864,7 +865,7 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
   // in the adaptive branch while the search lives: the hint may call back
   // into it (Multiplier::ensure_powers).
   auto solve_final = [&](size_t k_final) {
-    if (k_final == n && probs.Whole()) hint.kept = 1.0;  // nothing dropped (PerK::KeptMass)
+    if (DropsNothing(probs, k_final)) hint.kept = 1.0;
     EnsureSize(ws.q, k_final);
     EnsureSize(ws.scratch, k_final);
     in_support = Renormalise(params.divergence, params.alpha, probs.Prefix(k_final), k_final,
