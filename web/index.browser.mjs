@@ -1,6 +1,6 @@
 // Entry for browsers, workers and bundlers: the ES module build and its .wasm.
 import createBregmanModule from './bregman_decoders.mjs';
-import { checkLoadOptions, createApi } from './api.mjs';
+import { checkLoadOptions, createApi, instantiationMessages } from './api.mjs';
 import { createGpuDecoder } from './gpu/gpu_decoder.mjs';
 
 function entropy32() {
@@ -17,12 +17,9 @@ export async function load(init) {
   const options = checkLoadOptions(init);
   // The module's own messages during instantiation (warnings before an
   // abort) go into the error below rather than to the console.
-  let loading = true;
-  const early = [];
-  options.printErr = (m) => {
-    if (loading) early.push(String(m));
-    else console.warn(m);
-  };
+  const messages = instantiationMessages();
+  const { early } = messages;
+  options.printErr = messages.printErr;
   let M;
   try {
     M = await createBregmanModule(options);
@@ -34,7 +31,7 @@ export async function load(init) {
       '. Serve the .wasm with the module, or pass load({ wasmBinary }) or load({ locateFile }); ' +
       "in Node import 'bregman-decoders' (its entry embeds the .wasm)");
   } finally {
-    loading = false;
+    messages.done();
   }
   const bd = createApi(M, entropy32);
   // Logits in a GPUBuffer (WebGPU): docs/webgpu.md.

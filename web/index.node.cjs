@@ -2,7 +2,7 @@
 // Entry for Node's require() (and, through node.mjs, Node's import): the
 // single-file Node build, which embeds its .wasm.
 const createBregmanModule = require('./bregman_decoders_node.cjs');
-const { checkLoadOptions, createApi } = require('./api.cjs');
+const { checkLoadOptions, createApi, instantiationMessages } = require('./api.cjs');
 const { randomInt } = require('node:crypto');
 
 function entropy32() { return randomInt(0, 2 ** 32 - 1); }
@@ -26,15 +26,11 @@ async function load(init) {
   // (emscripten prints the failure and "Aborted(...)" before it rejects) go
   // into the error below rather than to stderr, and the error says what
   // failed instead of emscripten's "Aborted(...). Build with -s ASSERTIONS=1".
-  let loading = true;
-  const early = [];
-  const printErr = (m) => {
-    if (loading) early.push(String(m));
-    else console.warn(m);
-  };
+  const messages = instantiationMessages();
+  const { early } = messages;
   let M;
   try {
-    M = await createBregmanModule({ printErr });
+    M = await createBregmanModule({ printErr: messages.printErr });
   } catch (e) {
     // emscripten's abort wraps the engine's error: "Aborted(<it>). Build with -s ASSERTIONS=1 ...".
     const message = String(e?.message ?? e).replace(/^Aborted\(([\s\S]*)\)(\. Build with [\s\S]*)?$/, '$1');
@@ -49,7 +45,7 @@ async function load(init) {
     throw new Error(`bregman-decoders: could not instantiate the embedded wasm module: ${message}` +
       (other.length ? ` (${other.slice(-3).join('; ')})` : '') + hint, { cause: e });
   } finally {
-    loading = false;
+    messages.done();
     clearInterval(keepAlive);
   }
   return createApi(M, entropy32);

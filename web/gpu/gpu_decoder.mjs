@@ -935,8 +935,8 @@ export function createGpuDecoder(bd, device, config) {
   return api;
 }
 
-// The CPU's candidate order (src/candidates.cc, OrderKey): logit descending,
-// +0 above -0, then the lower id.
+// The CPU's candidate order (src/candidates.cc, OrderKey): logit descending
+// (-0 and +0 tie), then the lower id.
 function byKey(la, ia, lb, ib) {
   if (la !== lb) return lb > la ? 1 : -1;  // (-0 === +0: they tie, as OrderKey folds them)
   return ia - ib;

@@ -213,6 +213,25 @@ export function isGreedyTemperature(t) {
 }
 
 /**
+ * The module's own messages while it instantiates (emscripten prints a
+ * failure, and "Aborted(...)", before it rejects): kept in `early` for the
+ * load error instead of the console; once done() is called they go to
+ * console.warn. Both entries' load() pass printErr to the module.
+ */
+export function instantiationMessages() {
+  const early = [];
+  let loading = true;
+  return {
+    early,
+    printErr: (m) => {
+      if (loading) early.push(String(m));
+      else console.warn(m);
+    },
+    done: () => { loading = false; },
+  };
+}
+
+/**
  * Checks load()'s options (both entries): a plain object with the known keys
  * only, each of its type, so a typo or a wrong value is an error naming it
  * rather than an opaque failure to instantiate the module (or, in Node, a
