@@ -19,7 +19,7 @@ const machine = `Measured ${r.generated.slice(0, 16).replace('T', ' ')} UTC on c
   `${m.os}, Node ${m.node}, Chromium ${m.chromium} headless; the whole run took ${Math.round(seconds)} s, ` +
   `${r.checks.length} checks, ${r.checks.filter((c) => !c.ok).length} failed` +
   (m.load ? `; 1-minute load average ${m.load.start} at the start, at most ${Math.max(...Object.values(m.load))} ` +
-    'at the end of a phase (above 1 on these 2 cores, something else ran beside the bench). ' : '. ') +
+    'at the end of a phase (the bench keeps about one core busy: above 1, something else ran beside it). ' : '. ') +
   'The machine is a small shared VM whose neighbours are not under our control: the numbers are ' +
   'indicative (ratios within a row more than absolute values); rerun on yours. Median ms per call:';
 // Issue 9's targets, judged on this run (bench/targets.mjs).
