@@ -9,6 +9,7 @@
 
 #include "kernels/band_terms-inl.h"
 #include "kernels/blocks.h"
+#include "kernels/exp-inl.h"
 #include "kernels/virtual_lanes-inl.h"
 #include "kernels/wasm_compress-inl.h"
 
@@ -297,6 +298,41 @@ BandTotals BandSumGatherRingImpl(const float* HWY_RESTRICT row, const float* HWY
   return BandTotals{static_cast<size_t>(totals[1]), totals[0]};
 }
 
+// ExpWrite and BandSumGatherRing of its exps, for a ring with no upper edge
+// (top-p's: lo <= row[i] < hole_lo), in one pass: term 0 is the exp pass's
+// (the same lanes, so z and every exp are ExpWrite's bits), terms 1 and 2
+// BandTerms' over the hole [hole_lo, +inf] (BandSum's bits). The pad, -inf,
+// has exp 0 and is in neither (lo is finite).
+double ExpWriteGatherRingImpl(const float* row, size_t n, float max, float scale,
+                              float* HWY_RESTRICT e_out, float lo, float hole_lo,
+                              int32_t* HWY_RESTRICT ids_out, float* HWY_RESTRICT vals_out,
+                              float* HWY_RESTRICT w_out, size_t* gathered, BandTotals* hole) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const auto vmax = hn::Set(d, max);
+  const auto vscale = hn::Set(d, scale);
+  const auto vlo = hn::Set(d, lo);
+  const auto hlo = hn::Set(d, hole_lo);
+  const auto hhi = hn::Set(d, HUGE_VALF);
+  const auto step = hn::Set(di, static_cast<int32_t>(hn::Lanes(d)));
+  auto id = hn::Iota(di, 0);
+  size_t count = 0;
+  double totals[3] = {0.0, 0.0, 0.0};
+  SumVirtualLanes<3>(
+      d, row, nullptr, n, -HUGE_VALF,
+      [&](auto x, auto, auto* t) BD_TERMS {
+        t[0] = ExpF32(d, hn::Mul(hn::Sub(x, vmax), vscale));
+        const auto in_hole = BandTerms(d, x, t[0], hlo, hhi, t + 1);
+        const auto in_ring = hn::AndNot(in_hole, hn::Ge(x, vlo));
+        count = StoreKept<true>(d, in_ring, x, id, t[0], vals_out, ids_out, w_out, count);
+        id = hn::Add(id, step);
+      },
+      totals, nullptr, e_out);
+  *gathered = count;
+  *hole = BandTotals{static_cast<size_t>(totals[2]), totals[1]};
+  return totals[0];
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace bd
 HWY_AFTER_NAMESPACE();
@@ -305,6 +341,7 @@ HWY_AFTER_NAMESPACE();
 namespace bd {
 HWY_EXPORT(CountAtLeastImpl);
 HWY_EXPORT(BandSumGatherRingImpl);
+HWY_EXPORT(ExpWriteGatherRingImpl);
 HWY_EXPORT(GatherAtLeastImpl);
 HWY_EXPORT(GatherAtLeastSparseImpl);
 HWY_EXPORT(GatherAtLeastWithImpl);
@@ -356,6 +393,12 @@ BandTotals BandSumGatherRing(const float* row, const float* w, size_t n, float l
                              float* w_out, size_t* gathered) {
   return HWY_DYNAMIC_DISPATCH(BandSumGatherRingImpl)(row, w, n, lo, hi, hole_lo, hole_hi,
                                                      ids_out, vals_out, w_out, gathered);
+}
+double ExpWriteGatherRing(const float* row, size_t n, float max, float scale, float* e_out,
+                          float lo, float hole_lo, int32_t* ids_out, float* vals_out,
+                          float* w_out, size_t* gathered, BandTotals* hole) {
+  return HWY_DYNAMIC_DISPATCH(ExpWriteGatherRingImpl)(row, n, max, scale, e_out, lo, hole_lo,
+                                                      ids_out, vals_out, w_out, gathered, hole);
 }
 }  // namespace bd
 #endif  // HWY_ONCE

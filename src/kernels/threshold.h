@@ -59,6 +59,17 @@ BandTotals BandSumGatherRing(const float* row, const float* w, size_t n, float l
                              float hole_lo, float hole_hi, int32_t* ids_out, float* vals_out,
                              float* w_out, size_t* gathered);
 
+// ExpWrite(row, n, max, scale, e_out) and BandSumGatherRing over the exps it
+// writes, for the ring lo <= row[i] < hole_lo below the hole [hole_lo, +inf)
+// (top-p's: a nucleus has no upper edge), in one pass: returns the exp
+// pass's sum and writes its exps (ExpWrite's bits), *hole receives
+// BandSum(row, e_out, n, hole_lo, +inf) (its bits), and the ring's entries
+// are gathered as BandSumGatherRing gathers them, their exps into w_out.
+// lo must be finite (-inf entries and the pad are never in the ring).
+double ExpWriteGatherRing(const float* row, size_t n, float max, float scale, float* e_out,
+                          float lo, float hole_lo, int32_t* ids_out, float* vals_out,
+                          float* w_out, size_t* gathered, BandTotals* hole);
+
 // Keeps, in place and in order, the entries i of a list with vals[i] > cut,
 // or vals[i] == cut and ids[i] <= cut_id (a walk in sorted order that
 // stopped at (cut, cut_id)), moving w[i] with them when w is not null;

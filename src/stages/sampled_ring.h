@@ -30,19 +30,29 @@ constexpr double kRingMargin = 0.05;
 constexpr double kRingShare = 0.15;
 constexpr double kReachPerStop = 3.0;
 
+// Calls f(begin, end) for each of the sample's runs of a row of len (every
+// run_step-th run from run_first: a part of the sample, as evenly spread).
+template <class F>
+void ForEachSampleRun(size_t len, F f, size_t run_step = 1, size_t run_first = 0) {
+  for (size_t run = run_first; run < kRuns; run += run_step) {
+    const size_t begin = run * (len / kRuns);
+    f(begin, std::min(len, begin + kRun));
+  }
+}
+
 // The sample's weight and count per bin (arrays of kBins, overwritten);
 // coord(v) is the bucket coordinate of a value (the last bucket also holds
-// everything beyond). Returns the sample's size.
+// everything beyond). e need only hold the sampled entries (run_step and
+// run_first: a part of the sample, ForEachSampleRun's). Returns the sample's
+// size.
 template <class Coord>
 size_t BinSample(const float* v, const float* e, size_t len, Coord coord, double* mass,
-                 uint32_t* count) {
+                 uint32_t* count, size_t run_step = 1, size_t run_first = 0) {
   std::fill(mass, mass + kBins, 0.0);
   std::fill(count, count + kBins, 0u);
   size_t sampled = 0;
   const float last = static_cast<float>(kMassBuckets - 1);
-  for (size_t run = 0; run < kRuns; ++run) {
-    const size_t begin = run * (len / kRuns);
-    const size_t end = std::min(len, begin + kRun);
+  ForEachSampleRun(len, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
       const float x = coord(v[i]);
       const uint32_t bin =
@@ -51,7 +61,7 @@ size_t BinSample(const float* v, const float* e, size_t len, Coord coord, double
       ++count[bin];
     }
     sampled += end - begin;
-  }
+  }, run_step, run_first);
   return sampled;
 }
 

@@ -52,6 +52,10 @@ size_t TopPPrefilterHitsForTesting();
 void SetTopPRingForTesting(bool on);
 size_t TopPRingHitsForTesting();
 size_t TopPRingMissesForTesting();
+// How often a ring was placed before the exp pass and gathered by it
+// (ExpWriteGatherRing: a flat row's), and (missed) how often such a ring
+// missed the boundary.
+size_t TopPRingsBeforeExpsForTesting(size_t* missed = nullptr);
 // Typical's row cut by bands (SIMD passes) or by the general walk (gather
 // and classify every candidate); the hits count the band path's successes.
 void SetTypicalRowBandsForTesting(bool on);

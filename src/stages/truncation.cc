@@ -138,6 +138,8 @@ bool TopPPrefilter(Candidates& c, float max, float inv_width, const float* e, do
 bool g_top_p_ring = true;  // cleared only by tests
 thread_local size_t g_top_p_ring_hits = 0;
 thread_local size_t g_top_p_ring_misses = 0;
+thread_local size_t g_top_p_rings_before_exps = 0;  // ExpPassWithRing's passes
+thread_local size_t g_top_p_rings_before_exps_missed = 0;  // of which missed the boundary
 
 // The ring (see TopPRing), from this many entries on: below it the sample (16 x 256 entries, binned
 // twice) is too large a share of the row. Side by side in wasm (flat rows,
@@ -164,30 +166,87 @@ struct TopPRingCut {
   size_t n;            // ring tokens, in ws.ids / ws.logits
   size_t above_hole;   // entries above the ring (the hole's count)
 };
-bool TopPRing(Candidates& c, float max, float inv_width, const float* e, double z,
-              double target, Workspace& ws, TopPRingCut* cut) {
-  using sampled::kBins;
-  const float* row = c.row;
-  const size_t len = c.vocab;
-  double bins[kBins];
-  uint32_t count[kBins];
-  auto below_max_at = [max](float inv) {
-    return [max, inv](float v) { return (max - v) * inv; };  // NaN-free: the row is checked
-  };
-  const size_t n_sampled =
-      sampled::BinSample(row, e, len, below_max_at(inv_width), bins, count);
-  const double scale = static_cast<double>(len) / static_cast<double>(n_sampled);
+
+// The quarter of the sample that decides whether a ring is placed before
+// the exp pass: every kQuarterStep-th run from kQuarterFirst.
+constexpr size_t kQuarterStep = 4;
+constexpr size_t kQuarterFirst = 2;
+
+// Where a ring goes: the buckets [first, limit) at inv buckets per logit
+// unit from the max; the hole above it is {v >= t_hi}, the ring's lower
+// edge t_lo.
+struct TopPRingPlace {
+  float inv;
+  uint32_t first, limit;
+  float t_lo, t_hi;
+};
+
+// The mass the nucleus leaves out, as TopPRing's placement takes it: known
+// (z - target, after the exp pass), or a share of the sample's estimate of
+// z (before it: ExpPassWithRing).
+struct Outside {
+  double mass;   // used when share is 0
+  double share;  // > 0: mass = share * the sample's z
+};
+
+// The sample's bin of the boundary, from outside in (kBins: none), and the
+// mass outside it in row units (outside.share > 0: that share of the
+// sample's z).
+uint32_t SampledBoundary(const double* bins, double scale, Outside outside, double* mass) {
+  *mass = outside.mass;
+  if (outside.share > 0.0) {
+    double z = 0.0;
+    for (uint32_t b = 0; b < sampled::kBins; ++b) z += bins[b];
+    *mass = outside.share * z * scale;
+  }
   // From the bottom: the tail the nucleus leaves out is what a sample
   // estimates well (sampled_ring.h); from the top, a flat row's head mass
   // came out ~3 % off, and the boundary outside any ring of a tenth of it.
-  uint32_t at = sampled::BinFromOutside(bins, scale, z - target);
+  return sampled::BinFromOutside(bins, scale, *mass);
+}
+
+auto BelowMaxAt(float max, float inv) {
+  return [max, inv](float v) { return (max - v) * inv; };  // NaN-free: the row is checked
+}
+
+// Whether a quarter of the sample (every fourth run; e need hold only those)
+// puts at least half of the row inside the nucleus: a flat row's, where the
+// ring is placed before the exp pass (a peaked row's nucleus is a small part
+// of it, and pays only this).
+bool MostOfRowInside(const float* row, const float* e, size_t len, float max, float inv_width,
+                     Outside outside) {
+  double bins[sampled::kBins];
+  uint32_t count[sampled::kBins];
+  const size_t n_sampled = sampled::BinSample(row, e, len, BelowMaxAt(max, inv_width), bins,
+                                              count, kQuarterStep, kQuarterFirst);
+  double mass;
+  const uint32_t at = SampledBoundary(
+      bins, static_cast<double>(len) / static_cast<double>(n_sampled), outside, &mass);
+  if (at >= sampled::kBins) return false;
+  size_t inside = 0;
+  for (uint32_t b = 0; b <= at; ++b) inside += count[b];
+  return 2 * inside >= n_sampled;
+}
+
+// Places a ring from the sample of the row's exps e (only the sampled
+// entries are read).
+bool PlaceTopPRing(const float* row, const float* e, size_t len, float max, float inv_width,
+                   Outside outside, TopPRingPlace* place) {
+  using sampled::kBins;
+  double bins[kBins];
+  uint32_t count[kBins];
+  const size_t n_sampled =
+      sampled::BinSample(row, e, len, BelowMaxAt(max, inv_width), bins, count);
+  const double scale = static_cast<double>(len) / static_cast<double>(n_sampled);
+  double outside_mass;
+  uint32_t at = SampledBoundary(bins, scale, outside, &outside_mass);
   if (at >= kBins) return false;
   // The reach, cut to a few boundary distances, and the sample again.
   const float inv =
       sampled::InvWidthForReach(sampled::kReachPerStop * sampled::BinEdge(at, inv_width), inv_width);
   if (inv != inv_width) {
-    sampled::BinSample(row, e, len, below_max_at(inv), bins, count);
-    at = sampled::BinFromOutside(bins, scale, z - target);
+    sampled::BinSample(row, e, len, BelowMaxAt(max, inv), bins, count);
+    at = sampled::BinFromOutside(bins, scale, outside_mass);
     if (at >= kBins) return false;
   }
   uint32_t first, limit;
@@ -197,12 +256,17 @@ bool TopPRing(Candidates& c, float max, float inv_width, const float* e, double 
   }
   // {bucket < k} = {v >= BucketThreshold(k)}: the hole above the ring, and
   // the ring's lower edge.
-  const float t_hi = first > 0 ? BucketThreshold(max, inv, first) : INFINITY;
-  const float t_lo = BucketThreshold(max, inv, limit);
-  size_t n = 0;
-  float* ring_e = ws.stage_f32.data();
-  const BandTotals hole = BandSumGatherRing(row, e, len, t_lo, INFINITY, t_hi, INFINITY,
-                                            ws.ids.data(), ws.logits.data(), ring_e, &n);
+  *place = TopPRingPlace{inv, first, limit,
+                         BucketThreshold(max, inv, limit),
+                         first > 0 ? BucketThreshold(max, inv, first) : INFINITY};
+  return true;
+}
+
+// The ring's n tokens gathered (ws.ids / ws.logits, their exps in
+// ws.stage_f32) and the hole weighed: the boundary's band, or false where
+// it lies outside the ring.
+bool CutInRing(Candidates& c, const TopPRingPlace& r, float max, BandTotals hole, size_t n,
+               double target, Workspace& ws, TopPRingCut* cut) {
   c.ids = ws.ids.data();
   c.logits = ws.logits.data();
   c.size = 0;
@@ -211,20 +275,72 @@ bool TopPRing(Candidates& c, float max, float inv_width, const float* e, double 
   double above = hole.sum_w;
   if (above >= target) return false;  // the boundary is above the ring
   double* mass = ws.hist_mass.data();
-  MassHistogram(ws.logits.data(), ring_e, n, max, inv, mass, nullptr);
-  size_t b = first;
-  while (b + 1 < limit && !(above + mass[b] >= target)) above += mass[b++];
+  MassHistogram(ws.logits.data(), ws.stage_f32.data(), n, max, r.inv, mass, nullptr);
+  size_t b = r.first;
+  while (b + 1 < r.limit && !(above + mass[b] >= target)) above += mass[b++];
   if (!(above + mass[b] >= target)) return false;  // the boundary is below it
   --g_top_p_ring_misses;
   ++g_top_p_ring_hits;
-  const Band band = BucketBand(max, inv, b, -FLT_MAX, std::nextafter(max, INFINITY));
+  const Band band = BucketBand(max, r.inv, b, -FLT_MAX, std::nextafter(max, INFINITY));
   *cut = TopPRingCut{band.lo, band.hi, above, n, hole.count};
   return true;
 }
 
+bool TopPRing(Candidates& c, float max, float inv_width, const float* e, double z,
+              double target, Workspace& ws, TopPRingCut* cut) {
+  TopPRingPlace r;
+  if (!PlaceTopPRing(c.row, e, c.vocab, max, inv_width, Outside{z - target, 0.0}, &r)) {
+    return false;
+  }
+  size_t n = 0;
+  const BandTotals hole = BandSumGatherRing(c.row, e, c.vocab, r.t_lo, INFINITY, r.t_hi, INFINITY,
+                                            ws.ids.data(), ws.logits.data(), ws.stage_f32.data(), &n);
+  return CutInRing(c, r, max, hole, n, target, ws, cut);
+}
+
+// The ring placed before the exp pass, on a row whose sample puts most of
+// it in the nucleus (a flat row, where the prefilter would refuse): the
+// sample's exps first (its runs of ExpWrite's values), its estimate of z
+// places the ring, and one pass writes every exp, sums z and gathers and
+// weighs the ring (ExpWriteGatherRing: the exp pass's and
+// BandSumGatherRing's bits), so the ring costs no pass of its own. Only the
+// ring's place depends on the estimate: a ring that misses the boundary
+// leaves the exps and z for the usual path. Returns false, having done
+// nothing, where the sample places no ring or most of the row is out;
+// else *z, the exps in e, and *ringed with *cut where the ring holds the
+// boundary.
+bool ExpPassWithRing(Candidates& c, double p, float max, float scale, float* e, Workspace& ws,
+                     double* z, bool* ringed, TopPRingCut* cut) {
+  const float* row = c.row;
+  const size_t len = c.vocab;
+  // The sample's exps (ExpWrite's values), the quarter that decides first.
+  auto exps_of_run = [&](size_t begin, size_t end) {
+    ExpWrite(row + begin, end - begin, max, scale, e + begin);
+  };
+  const float inv_width = static_cast<float>(kMassBuckets / (104.0 * c.temperature));
+  const Outside outside{0.0, 1.0 - p * (1.0 - 1e-6)};
+  sampled::ForEachSampleRun(len, exps_of_run, kQuarterStep, kQuarterFirst);
+  if (!MostOfRowInside(row, e, len, max, inv_width, outside)) return false;
+  for (size_t first = 0; first < kQuarterStep; ++first) {
+    if (first != kQuarterFirst) sampled::ForEachSampleRun(len, exps_of_run, kQuarterStep, first);
+  }
+  TopPRingPlace r;
+  if (!PlaceTopPRing(row, e, len, max, inv_width, outside, &r)) return false;
+  size_t n = 0;
+  BandTotals hole{};
+  *z = ExpWriteGatherRing(row, len, max, scale, e, r.t_lo, r.t_hi, ws.ids.data(),
+                          ws.logits.data(), ws.stage_f32.data(), &n, &hole);
+  *ringed = CutInRing(c, r, max, hole, n, p * (1.0 - 1e-6) * *z, ws, cut);
+  ++g_top_p_rings_before_exps;
+  g_top_p_rings_before_exps_missed += !*ringed;
+  return true;
+}
+
 // e: exp((v - max) * scale) of every candidate (ApplyTopP's pass), z their sum.
+// pre_ring (optional): a ring that holds the boundary, from ExpPassWithRing.
 void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float scale,
-                     const float* e, double z, Workspace& ws, bool draw_follows) {
+                     const float* e, double z, Workspace& ws, bool draw_follows,
+                     const TopPRingCut* pre_ring = nullptr) {
   bool on_row = !c.truncated;
   const double target = p * (1.0 - 1e-6) * z;
   // Invariant: mass(v >= lo) >= target > mass(v >= hi) = above. Below
@@ -233,7 +349,7 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
   double* mass = ws.hist_mass.data();
   // prefiltered: c is the row's top as a list, e its exps (ws.stage_f32), and
   // mass its histogram (see TopPPrefilter).
-  const bool prefiltered = on_row && g_top_p_prefilter && min_keep <= 1 &&
+  const bool prefiltered = !pre_ring && on_row && g_top_p_prefilter && min_keep <= 1 &&
                            c.vocab >= kPrefilterMin &&
                            TopPPrefilter(c, max, inv_width, e, z, target, ws);
   if (prefiltered) {
@@ -243,9 +359,10 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
   const float* v = on_row ? c.row : c.logits;
   const size_t count = on_row ? c.vocab : c.size;
   const float* blocks = on_row ? RowBlocks(c) : nullptr;
-  TopPRingCut ring{};
-  const bool ringed = on_row && g_top_p_ring && min_keep <= 1 && c.vocab >= kRingMin &&
-                      TopPRing(c, max, inv_width, e, z, target, ws, &ring);
+  TopPRingCut ring = pre_ring ? *pre_ring : TopPRingCut{};
+  const bool ringed = pre_ring || (on_row && g_top_p_ring && min_keep <= 1 &&
+                                   c.vocab >= kRingMin &&
+                                   TopPRing(c, max, inv_width, e, z, target, ws, &ring));
   double above = 0.0;
   float lo, hi;
   // On the row's histogram, where a draw follows: the entries >= hi, counted
@@ -407,6 +524,10 @@ size_t TopPPrefilterHitsForTesting() { return g_top_p_prefilter_hits; }
 void SetTopPRingForTesting(bool on) { g_top_p_ring = on; }
 size_t TopPRingHitsForTesting() { return g_top_p_ring_hits; }
 size_t TopPRingMissesForTesting() { return g_top_p_ring_misses; }
+size_t TopPRingsBeforeExpsForTesting(size_t* missed) {
+  if (missed) *missed = g_top_p_rings_before_exps_missed;
+  return g_top_p_rings_before_exps;
+}
 
 void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws, bool draw_follows) {
   const size_t n = c.Count();
@@ -421,7 +542,18 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws, bool dra
   // draw (Candidates::list_exp).
   float* e = c.truncated ? ws.stage_f32.data() : ws.row_exp.data();
   const float scale = static_cast<float>(1.0 / c.temperature);
-  const double z = large ? ExpWrite(v, len, max, scale, e) : CandidateExpSum(c, max);
+  // A flat row: the exp pass also places and gathers top-p's ring.
+  double z = 0.0;
+  bool ringed = false;
+  TopPRingCut ring{};
+  const bool fused = large && !c.truncated && min_keep <= 1 && g_top_p_ring &&
+                     c.vocab >= kRingMin &&
+                     ExpPassWithRing(c, p, max, scale, e, ws, &z, &ringed, &ring);
+  if (!fused) z = large ? ExpWrite(v, len, max, scale, e) : CandidateExpSum(c, max);
+  if (ringed) {
+    TopPByThreshold(c, p, min_keep, max, scale, e, z, ws, draw_follows, &ring);
+    return;
+  }
   const double target = p * (1.0 - 1e-6) * z;  // compare unnormalised mass
   double cum = 0.0;
   size_t i = 0;

@@ -766,6 +766,61 @@ TEST_CASE("every target: BandSumGatherRing's hole totals are BandSum's bits and 
   CHECK(mismatches == 0);
 }
 
+TEST_CASE("every target: ExpWriteGatherRing is ExpWrite and BandSumGatherRing over its exps, bit for bit") {
+  // Top-p's fused pass (a flat row's ring placed before the exp pass): z and
+  // every exp ExpWrite's, the hole's totals and the ring's entries
+  // BandSumGatherRing's on those exps. Rows on a quarter-step grid (values
+  // on the ring's edges), -inf among them; lengths around the vector widths
+  // and the 256-entry blocks; empty holes (+inf), holes at the edges, rings
+  // of one value, temperatures 1 and 0.7.
+  size_t checked = 0, mismatches = 0;
+  ForEachTarget([&] {
+    for (size_t n : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{255}, size_t{257},
+                     size_t{1000}, size_t{4099}}) {
+      std::vector<float> row(n);
+      float max = -INFINITY;
+      for (size_t i = 0; i < n; ++i) {
+        const uint64_t h = bd::Mix64(i * 31 + n);
+        row[i] = h % 89 == 0 ? -INFINITY : static_cast<float>(h % 41) * 0.25f - 5.0f;
+        max = std::max(max, row[i]);
+      }
+      const float rings[][2] = {{-3.0f, 1.0f}, {-3.0f, INFINITY}, {-5.0f, -4.75f},
+                                {0.0f, 0.0f},  {-4.0f, 5.0f},     {-FLT_MAX, -2.0f}};
+      for (const auto& r : rings) {
+        for (float scale : {1.0f, 1.0f / 0.7f}) {
+          const size_t cap = n + bd::kCompressSlack;
+          std::vector<float> e(n, -1.0f), want_e(n), vals(cap), w(cap), want_vals(cap), want_w(cap);
+          std::vector<int32_t> ids(cap), want_ids(cap);
+          size_t got = 0, want_got = 0;
+          bd::BandTotals hole{};
+          const double z = bd::ExpWriteGatherRing(row.data(), n, max, scale, e.data(), r[0], r[1],
+                                                  ids.data(), vals.data(), w.data(), &got, &hole);
+          const double want_z = bd::ExpWrite(row.data(), n, max, scale, want_e.data());
+          const bd::BandTotals want_hole = bd::BandSumGatherRing(
+              row.data(), want_e.data(), n, r[0], INFINITY, r[1], INFINITY, want_ids.data(),
+              want_vals.data(), want_w.data(), &want_got);
+          mismatches += std::memcmp(&z, &want_z, sizeof z) != 0;
+          mismatches += std::memcmp(e.data(), want_e.data(), n * sizeof(float)) != 0;
+          mismatches += hole.count != want_hole.count ||
+                        std::memcmp(&hole.sum_w, &want_hole.sum_w, sizeof(double)) != 0;
+          mismatches += got != want_got;
+          for (size_t j = 0; j < std::min(got, want_got); ++j) {
+            mismatches += ids[j] != want_ids[j] || vals[j] != want_vals[j] || w[j] != want_w[j];
+          }
+          // And the scalar filter: lo <= v < hole_lo.
+          size_t in_ring = 0;
+          for (size_t i = 0; i < n; ++i) in_ring += row[i] >= r[0] && !(row[i] >= r[1]);
+          mismatches += got != in_ring;
+          ++checked;
+        }
+      }
+    }
+  });
+  MESSAGE(checked << " fused rings checked");
+  CHECK(checked == 8 * 6 * 2 * ForEachTarget([] {}).size());
+  CHECK(mismatches == 0);
+}
+
 TEST_CASE("every target: RowKeysBelow, PackKeys and UnpackKeys equal the scalar OrderKey, KeyId and KeyLogit") {
   // Rows with both zeros, ties, -inf, NaN, negatives and positives of every
   // size class; `last` none, the key of an entry (ties below it by id), and

@@ -722,7 +722,10 @@ TEST_CASE("top-p's ring (flat rows) gives the row histogram's cut: tokens, kept 
   // histogram): flat rows of several spreads, temperatures and p, sample and
   // decode; and rows whose sampled runs (16 runs of 256 entries, evenly
   // spread) are drawn one spread higher than the rest, so the sample places
-  // the ring above the boundary (the row's histogram then).
+  // the ring above the boundary (the row's histogram then). Where the
+  // sample puts most of the row in the nucleus, the ring is placed before
+  // the exp pass and gathered by it (ExpPassWithRing), from the sample's
+  // estimate of z: the same cut.
   // The mass above the ring is a float-lane sum rather than bucket sums in
   // double, so a cut could move where the walk's margin is below ~1e-7 of
   // the mass (inside the target's 1e-6 fuzz): none of these does.
@@ -731,6 +734,8 @@ TEST_CASE("top-p's ring (flat rows) gives the row histogram's cut: tokens, kept 
   std::normal_distribution<float> g(0.0f, 1.0f);
   const size_t hits_before = bd::TopPRingHitsForTesting();
   const size_t misses_before = bd::TopPRingMissesForTesting();
+  size_t fused_missed_before = 0;
+  const size_t fused_before = bd::TopPRingsBeforeExpsForTesting(&fused_missed_before);
   size_t compared = 0;
   for (int trial = 0; trial < 36; ++trial) {
     const size_t v = trial % 4 == 0 ? 262144 : 65536 + rng() % 100000;  // (kRingMin)
@@ -756,9 +761,19 @@ TEST_CASE("top-p's ring (flat rows) gives the row histogram's cut: tokens, kept 
   bd::SetTopPRingForTesting(true);
   const size_t hits = bd::TopPRingHitsForTesting() - hits_before;
   const size_t misses = bd::TopPRingMissesForTesting() - misses_before;
-  MESSAGE(hits << " ring cuts, " << misses << " rings missed, over " << compared << " rows");
+  size_t fused_missed = 0;
+  const size_t fused = bd::TopPRingsBeforeExpsForTesting(&fused_missed) - fused_before;
+  fused_missed -= fused_missed_before;
+  MESSAGE(hits << " ring cuts, " << misses << " rings missed, " << fused
+               << " rings gathered by the exp pass (" << fused_missed << " missed), over "
+               << compared << " rows");
   CHECK(hits >= compared);
   CHECK(misses > 0);
+  // Most of these rows keep most of the row: their ring is placed before the
+  // exp pass, which gathers it (ExpPassWithRing); the rows with raised runs
+  // make some of those miss (the exps and z then serve the usual path).
+  CHECK(fused >= compared);
+  CHECK(fused_missed > 0);
 }
 
 TEST_CASE("top-p's row prefilter changes nothing: tokens, kept sets and probabilities equal the full histogram's") {
