@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { load } from '../dist/node.mjs';
 import * as suite from './suite.mjs';
+import { TARGET_V } from './targets.mjs';
 import { startServer } from './server.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -123,6 +124,18 @@ const results = [...node.results];
 const checks = [...node.checks];
 phase('node');
 
+// ---- the targets' ratios from interleaved rounds (bench/targets.mjs): at
+// issue 9's V, every configuration and both floors round-robin, in Node and
+// natively; each ratio the median of the rounds' own ratios.
+const PAIRED_ROUNDS = quick ? 5 : 21;
+const pairedRows = rows.filter((r) => r.V === TARGET_V);
+const paired = { V: TARGET_V, rounds: PAIRED_ROUNDS, node: {}, native: {} };
+for (const row of pairedRows) {
+  log(`node rounds ${row.id} ...`);
+  paired.node[row.id] = await suite.pairedEnvironment({ bd, floor, row, lambdas, rounds: PAIRED_ROUNDS });
+}
+phase('node rounds');
+
 // ---- native (build/bd_native_bench on the same row files and options)
 const nativeBin = join(root, 'build', 'bd_native_bench');
 let nativeInfo = null;
@@ -159,6 +172,27 @@ if (!flag('--no-native')) {
       ...(isFloor ? {} : { token: j.token, k: j.k }) });
   }
   phase('native');
+  // The same round-robin natively: the paired rows' floors and configs.
+  const pairedFiles = new Set(pairedRows.map((r) => join(rowsDir, r.file)));
+  const roundJobs = jobs.filter((j) => pairedFiles.has(j[0]) && j[1] !== 'floor-max-no-copy');
+  if (roundJobs.length > 0) {
+    const roundsFile = join(rowsDir, 'rounds.tsv');
+    writeFileSync(roundsFile, roundJobs.map((j) => j.join('\t')).join('\n') + '\n');
+    log('native rounds ...');
+    const out = await new Promise((resolve, reject) => {
+      const p = spawn(nativeBin, ['--rounds', String(PAIRED_ROUNDS), roundsFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let s = '';
+      p.stdout.on('data', (d) => { s += d; });
+      p.on('close', (code) => (code === 0 ? resolve(s) : reject(new Error(`bd_native_bench --rounds exited ${code}`))));
+    });
+    const times = {};
+    for (const line of out.trim().split('\n')) {
+      const j = JSON.parse(line);
+      (times[byFile[j.row]] ??= {})[j.config] = j.times;
+    }
+    for (const [rowId, t] of Object.entries(times)) paired.native[rowId] = suite.pairedRatios(t);
+    phase('native rounds');
+  }
   nativeInfo = { binary: 'build/bd_native_bench', dispatch: 'Highway dynamic dispatch (best target of this CPU)' };
 }
 
@@ -243,6 +277,10 @@ const report = {
   configs: suite.configs().map((c) => ({ id: c.id, label: c.label, options: c.options, bregman: c.bregman ?? null,
     plain_js: !!c.js, transformers_js: c.tjs !== null })),
   calibration,
+  // Issue 9's ratios at V = TARGET_V from interleaved rounds (bench/targets.mjs
+  // judges on these): paired[env][row][config][floor] = the median over
+  // rounds of the config's ms over the floor's ms in the same round.
+  paired: { ...paired, statistic: 'median over rounds of (config ms / floor ms in the same round); each round times a batch (>= ~1 ms) of every floor and configuration in turn' },
   results,
   checks,
 };

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -85,29 +86,81 @@ double MedianMs(Fn fn, int max_reps, double budget_ms, int* reps_done) {
   return t.size() % 2 ? t[m] : 0.5 * (t[m - 1] + t[m]);
 }
 
+// One job of the file: its row, config id and the call it times.
+struct Job {
+  std::string row_path, config;
+  std::function<void()> call;
+  bool is_floor = false;
+  bool ok = true;  // every Sample() call succeeded
+  double value = 0.0;
+};
+
+// Round-robin over every job: each round times one batch of each job
+// (batches of at least ~0.5 ms), so a ratio of two jobs' times from the
+// same rounds sees the same machine (the shared machine's load drifts over
+// seconds). Each batch follows one untimed call of its job (its own caches,
+// as MedianMs's repeated calls have them). Prints one line per job with its
+// per-call ms of every round (bench/suite.mjs's roundRobin, natively).
+void RunRounds(std::vector<Job>& jobs, int rounds) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<int> batch(jobs.size());
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    jobs[j].call();
+    const auto t0 = Clock::now();
+    jobs[j].call();
+    const double single = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    batch[j] = static_cast<int>(std::clamp(std::ceil(0.5 / std::max(single, 1e-4)), 1.0, 1000.0));
+  }
+  std::vector<std::vector<double>> times(jobs.size());
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      jobs[j].call();
+      const auto t0 = Clock::now();
+      for (int b = 0; b < batch[j]; ++b) jobs[j].call();
+      times[j].push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count() /
+                         batch[j]);
+    }
+  }
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    std::printf("{\"row\":\"%s\",\"config\":\"%s\",\"batch\":%d,\"times\":[",
+                jobs[j].row_path.c_str(), jobs[j].config.c_str(), batch[j]);
+    for (size_t r = 0; r < times[j].size(); ++r) std::printf("%s%.6f", r ? "," : "", times[j][r]);
+    std::printf("]}\n");
+  }
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // bd_native_bench JOBS.tsv MAX_REPS BUDGET_MS    (a median per job, job by job)
+  // bd_native_bench --rounds N JOBS.tsv             (every job in each of N rounds)
+  const bool by_rounds = argc == 4 && std::string(argv[1]) == "--rounds";
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s JOBS.tsv MAX_REPS BUDGET_MS\n", argv[0]);
+    std::fprintf(stderr, "usage: %s JOBS.tsv MAX_REPS BUDGET_MS | --rounds N JOBS.tsv\n", argv[0]);
     return 2;
   }
-  const int max_reps = std::atoi(argv[2]);
-  const double budget_ms = std::strtod(argv[3], nullptr);
-  std::ifstream jobs(argv[1]);
+  const char* jobs_path = by_rounds ? argv[3] : argv[1];
+  const int max_reps = by_rounds ? 0 : std::atoi(argv[2]);
+  const double budget_ms = by_rounds ? 0.0 : std::strtod(argv[3], nullptr);
+  std::ifstream jobs_file(jobs_path);
+  // Rows by path, kept at fixed addresses (the jobs' calls refer to them).
   std::map<std::string, std::vector<float>> rows;
   bd::Decoder dec;
-  std::vector<float> copy;  // the floors' destination (allocated outside the timing)
+  // The floors' destination, allocated outside the timing (as large as the
+  // largest row).
+  std::vector<float> copy;
+  std::vector<Job> jobs;
   std::string line;
-  while (std::getline(jobs, line)) {
+  while (std::getline(jobs_file, line)) {
     if (line.empty()) continue;
     std::istringstream fields(line);
     std::string row_path, config, kv;
     std::getline(fields, row_path, '\t');
     std::getline(fields, config, '\t');
     if (!rows.count(row_path)) rows[row_path] = ReadRow(row_path);
-    const std::vector<float>& row = rows[row_path];
-    copy.resize(row.size());
+    const std::vector<float>* row = &rows[row_path];
+    if (copy.size() < row->size()) copy.resize(row->size());
     bd::DecodeOptions o;
     std::string floor_kind;
     while (std::getline(fields, kv, '\t')) {
@@ -119,36 +172,56 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
-    int reps = 0;
-    double ms = 0.0, value = 0.0;
-    long token = -1, k = 0;
+    jobs.push_back(Job{row_path, config, nullptr, !floor_kind.empty()});
+    Job& job = jobs.back();
+    const size_t j = jobs.size() - 1;
     // The floors copy the row first, as the library does (into its workspace)
     // and as every wasm call does (into the heap); max_no_copy does not.
     if (floor_kind == "max") {
-      ms = MedianMs([&] {
-        std::copy(row.begin(), row.end(), copy.begin());
-        value = FloorMax(copy.data(), copy.size());
-      }, max_reps, budget_ms, &reps);
+      job.call = [&jobs, &copy, row, j] {
+        std::copy(row->begin(), row->end(), copy.begin());
+        jobs[j].value = FloorMax(copy.data(), row->size());
+      };
     } else if (floor_kind == "max_sum_exp") {
-      ms = MedianMs([&] {
-        std::copy(row.begin(), row.end(), copy.begin());
-        value = FloorMaxSumExp(copy.data(), copy.size());
-      }, max_reps, budget_ms, &reps);
+      job.call = [&jobs, &copy, row, j] {
+        std::copy(row->begin(), row->end(), copy.begin());
+        jobs[j].value = FloorMaxSumExp(copy.data(), row->size());
+      };
     } else if (floor_kind == "max_no_copy") {
-      ms = MedianMs([&] { value = FloorMax(row.data(), row.size()); }, max_reps, budget_ms, &reps);
+      job.call = [&jobs, row, j] { jobs[j].value = FloorMax(row->data(), row->size()); };
+    } else if (!floor_kind.empty()) {
+      std::fprintf(stderr, "unknown floor %s\n", floor_kind.c_str());
+      return 2;
     } else {
-      bool ok = true;
-      ms = MedianMs([&] { ok = ok && dec.Sample(row.data(), row.size(), o) == bd::StatusCode::kOk; },
-                    max_reps, budget_ms, &reps);
-      if (!ok) {
-        std::fprintf(stderr, "%s %s: %s\n", row_path.c_str(), config.c_str(), dec.error());
+      job.call = [&jobs, &dec, row, j, o] {
+        jobs[j].ok = jobs[j].ok && dec.Sample(row->data(), row->size(), o) == bd::StatusCode::kOk;
+      };
+    }
+  }
+  if (by_rounds) {
+    RunRounds(jobs, std::atoi(argv[2]));
+    for (const Job& job : jobs) {
+      if (!job.ok) {
+        std::fprintf(stderr, "%s %s: %s\n", job.row_path.c_str(), job.config.c_str(), dec.error());
         return 1;
       }
+    }
+    return 0;
+  }
+  for (Job& job : jobs) {
+    int reps = 0;
+    const double ms = MedianMs(job.call, max_reps, budget_ms, &reps);
+    if (!job.ok) {
+      std::fprintf(stderr, "%s %s: %s\n", job.row_path.c_str(), job.config.c_str(), dec.error());
+      return 1;
+    }
+    long token = -1, k = 0;
+    if (!job.is_floor) {
       token = dec.token();
       k = static_cast<long>(dec.k());
     }
     std::printf("{\"row\":\"%s\",\"config\":\"%s\",\"ms\":%.6f,\"reps\":%d,\"token\":%ld,\"k\":%ld,\"value\":%.9g}\n",
-                row_path.c_str(), config.c_str(), ms, reps, token, k, value);
+                job.row_path.c_str(), job.config.c_str(), ms, reps, token, k, job.value);
     std::fflush(stdout);
   }
   return 0;

@@ -336,6 +336,72 @@ export async function medianMs(fn, { maxReps, budgetMs }) {
   return { ms: times.length % 2 ? times[m] : (times[m - 1] + times[m]) / 2, reps: times.length, batch };
 }
 
+// Round-robin timing: each round times one batch of every case in turn
+// (batches of >= ~1 ms), so two cases' times from the same round saw the
+// same machine: the shared machine's load drifts over seconds, and a ratio
+// of two medians taken a minute apart carries that drift. Each batch
+// follows one untimed call of its case, so it runs on the caches that case
+// leaves, as medianMs's repeated calls do (not on the previous case's).
+// Returns each case's per-call ms, round by round.
+export async function roundRobin(cases, rounds) {
+  const batch = [];
+  for (const fn of cases) {
+    await fn();
+    await fn();
+    const t0 = performance.now();
+    await fn();
+    const single = performance.now() - t0;
+    batch.push(Math.max(1, Math.min(1000, Math.ceil(1 / Math.max(single, 1e-4)))));
+  }
+  const times = cases.map(() => []);
+  for (let r = 0; r < rounds; r++) {
+    for (let c = 0; c < cases.length; c++) {
+      await cases[c]();
+      const t0 = performance.now();
+      for (let b = 0; b < batch[c]; b++) await cases[c]();
+      times[c].push((performance.now() - t0) / batch[c]);
+    }
+  }
+  return times;
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+// Per config, the median over rounds of its time over each floor's time in
+// the same round: { [configId]: { 'floor-max': x, 'floor-max-sum-exp': y } }.
+// times: { 'floor-max': [...], 'floor-max-sum-exp': [...], [configId]: [...] }.
+export function pairedRatios(times) {
+  const out = {};
+  for (const [id, t] of Object.entries(times)) {
+    if (id.startsWith('floor-')) continue;
+    out[id] = {};
+    for (const f of ['floor-max', 'floor-max-sum-exp']) {
+      out[id][f] = Number(median(t.map((x, r) => x / times[f][r])).toFixed(4));
+    }
+  }
+  return out;
+}
+
+// The library's configurations and the two floors on one row, round-robin
+// (roundRobin): pairedRatios of the wasm calls in this environment.
+export async function pairedEnvironment({ bd, floor, row, lambdas, rounds }) {
+  const data = row.data;
+  const ids = ['floor-max', 'floor-max-sum-exp'];
+  const cases = [() => floor.max(data), () => floor.maxSumExp(data)];
+  for (const c of configs()) {
+    const lambda = c.bregman ? lambdas[row.id][c.id] : undefined;
+    const opts = { ...optionsFor(c, lambda), seed: SEED, step: STEP };
+    ids.push(c.id);
+    cases.push(() => bd.sample(data, opts));
+  }
+  const t = await roundRobin(cases, rounds);
+  return pairedRatios(Object.fromEntries(ids.map((id, i) => [id, t[i]])));
+}
+
 // ---------------------------------------------------------------- one environment
 
 // Is `token` the inverse-CDF draw of u from softmax(row) walked in `order`

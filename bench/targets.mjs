@@ -3,8 +3,12 @@
 // README's Speed section shows this table (bench/readme_speed.mjs), so its
 // verdicts come from the run it describes, not from prose.
 //   node bench/targets.mjs [results.json]     (prints the markdown table)
-// Ratios are of medians from one run; the machine is shared and noisy, so a
-// ratio near its limit can land on either side from one run to the next.
+// The ratios to a floor come from the run's interleaved rounds
+// (results.paired: each round times every floor and configuration in turn,
+// and a ratio is the median of the rounds' own ratios), so the machine's
+// load drifting between two medians taken a minute apart does not enter
+// them; runs without rounds fall back to the ratio of the two medians. A
+// ratio near its limit can still land on either side from run to run.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,9 +38,13 @@ export function targets(r, V = TARGET_V) {
     const met = worst === null ? null : (atLeast ? worst.value >= limit : worst.value <= limit);
     out.push({ name, limit, atLeast, values: measured, worst, met });
   };
-  const wasmRatio = (row, config, floorImpl) =>
+  // The ratio to a floor: from the run's interleaved rounds where it has
+  // them (results.paired, the same machine state for both), else the ratio
+  // of the two medians (runs before the rounds, --no-native, ...).
+  const pairedRatio = (env, row, config, floorImpl) => r.paired?.[env]?.[row]?.[config]?.[floorImpl];
+  const wasmRatio = (row, config, floorImpl) => pairedRatio('node', row, config, floorImpl) ??
     find('node', 'wasm', row, config) / floor('node', row, floorImpl);
-  const nativeRatio = (row, config, floorImpl) =>
+  const nativeRatio = (row, config, floorImpl) => pairedRatio('native', row, config, floorImpl) ??
     find('native', 'native', row, config) / floor('native', row, floorImpl);
   const llm = `llm-${V}`, flat = `flat-${V}`;
   const where = (row, config) => `${row.split('-')[0] === 'llm' ? 'LLM-shaped' : 'flat'}, ${label(config)}`;

@@ -81,6 +81,47 @@ test('a run without V = 262144 leaves every target unjudged', () => {
   assert.match(targetsTable(r), /not measured in this run/);
 });
 
+test("a run's interleaved rounds (results.paired) decide its ratios to the floors; the medians only where it has none", () => {
+  // Medians within every limit, rounds that put one ratio across it (and the
+  // other way round): the rounds' ratio is the one judged.
+  const r = run();
+  const row = `flat-${TARGET_V}`;
+  r.paired = { node: { [row]: { 'typical_0.9': { 'floor-max': 21, 'floor-max-sum-exp': 2.1 } } },
+    native: { [row]: { 'bregman_primal_2_khalf': { 'floor-max': 300, 'floor-max-sum-exp': 30 } } } };
+  const v = verdicts(r);
+  for (const [target, met] of Object.entries(v)) {
+    assert.equal(met, !target.startsWith('wasm (Node): softmax'), target);
+  }
+  // The ratios of ratios take each side's own: native softmax 1.5 (median) over the
+  // wasm rounds' 2.1; native k ~ V/2 30 (rounds) over the wasm median's 20.
+  const ror = targets(r).find((t) => t.name.startsWith('native: softmax'));
+  assert.ok(ror.values.some((x) => Math.abs(x.value - 1.5 / 2.1) < 1e-12));
+  const breg = targets(r).find((t) => t.name.startsWith('native: Bregman k ~ V/2'));
+  assert.ok(breg.values.some((x) => Math.abs(x.value - 1.5) < 1e-12));
+  // A median across its limit, its rounds within it: met.
+  const r2 = run((env, rw, c) => (env === 'node' && rw === row && c === 'top_p_0.9' ? 25 : undefined));
+  assert.equal(verdicts(r2)['wasm (Node): softmax sample, top-p 0.9, typical 0.9 within 2x of copy + max + sum exp'], false);
+  r2.paired = { node: { [row]: { 'top_p_0.9': { 'floor-max': 19, 'floor-max-sum-exp': 1.9 } } } };
+  assert.equal(verdicts(r2)['wasm (Node): softmax sample, top-p 0.9, typical 0.9 within 2x of copy + max + sum exp'], true);
+});
+
+test('pairedRatios: the median of the rounds\' own ratios, so load that drifts across rounds cancels', () => {
+  // The machine slows 3x over the rounds; each round's config takes 1.8x
+  // its floor (one round an outlier): every ratio is the rounds' median.
+  const drift = [1, 1.2, 1.5, 2, 2.5, 3, 3];
+  const times = {
+    'floor-max': drift.map((d) => 0.1 * d),
+    'floor-max-sum-exp': drift.map((d) => 0.5 * d),
+    top_p: drift.map((d, r) => 0.9 * d * (r === 3 ? 4 : 1)),
+  };
+  const p = suite.pairedRatios(times);
+  assert.deepEqual(Object.keys(p), ['top_p']);
+  assert.ok(Math.abs(p.top_p['floor-max-sum-exp'] - 1.8) < 1e-9);
+  assert.ok(Math.abs(p.top_p['floor-max'] - 9) < 1e-9);
+  // Medians taken at different times see different machines: the config's
+  // slow phase against the floor's fast one would give 0.9 * 3 / (0.5 * 1) = 5.4.
+});
+
 test("the README's generated block shows the published run's verdicts", () => {
   const r = JSON.parse(readFileSync(join(root, 'bench/results.json'), 'utf8'));
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
