@@ -221,6 +221,13 @@ size_t GatherInRangeWithImpl(const float* HWY_RESTRICT row, size_t n, float lo, 
   return GatherRange<true, true, false>(row, n, lo, hi, ids_out, vals_out, block_max, w, w_out);
 }
 
+size_t GatherInRangeWithSparseImpl(const float* HWY_RESTRICT row, size_t n, float lo, float hi,
+                                   int32_t* HWY_RESTRICT ids_out, float* HWY_RESTRICT vals_out,
+                                   const float* HWY_RESTRICT block_max, const float* HWY_RESTRICT w,
+                                   float* HWY_RESTRICT w_out) {
+  return GatherRange<true, true, true>(row, n, lo, hi, ids_out, vals_out, block_max, w, w_out);
+}
+
 // Keeps, in place and in order, the entries i with vals[i] > cut, or
 // vals[i] == cut and ids[i] <= cut_id (a sorted walk's cut, ties broken by
 // id), with w[i] when w is not null. A whole-vector store at `count` <= i
@@ -348,6 +355,7 @@ HWY_EXPORT(GatherAtLeastWithImpl);
 HWY_EXPORT(GatherAtLeastWithSparseImpl);
 HWY_EXPORT(GatherInRangeImpl);
 HWY_EXPORT(GatherInRangeWithImpl);
+HWY_EXPORT(GatherInRangeWithSparseImpl);
 HWY_EXPORT(CompactAboveCutImpl);
 HWY_EXPORT(CompactBelowCutImpl);
 
@@ -387,6 +395,12 @@ size_t CompactAboveCut(int32_t* ids, float* vals, float* w, size_t n, float cut,
 }
 size_t CompactBelowCut(int32_t* ids, float* vals, size_t n, float cut, int32_t cut_id) {
   return HWY_DYNAMIC_DISPATCH(CompactBelowCutImpl)(ids, vals, n, cut, cut_id);
+}
+size_t GatherInRangeWithSparse(const float* row, size_t n, float lo, float hi, int32_t* ids_out,
+                               float* vals_out, const float* block_max, const float* w,
+                               float* w_out) {
+  return HWY_DYNAMIC_DISPATCH(GatherInRangeWithSparseImpl)(row, n, lo, hi, ids_out, vals_out,
+                                                           block_max, w, w_out);
 }
 BandTotals BandSumGatherRing(const float* row, const float* w, size_t n, float lo, float hi,
                              float hole_lo, float hole_hi, int32_t* ids_out, float* vals_out,

@@ -50,6 +50,12 @@ size_t GatherInRange(const float* row, size_t n, float lo, float hi, int32_t* id
 size_t GatherInRangeWith(const float* row, size_t n, float lo, float hi, int32_t* ids_out,
                          float* vals_out, const float* block_max, const float* w, float* w_out);
 
+// GatherInRangeWith for a narrow band (GatherInRange's sparse groups in
+// wasm): a typical band from the centre with its weights.
+size_t GatherInRangeWithSparse(const float* row, size_t n, float lo, float hi, int32_t* ids_out,
+                               float* vals_out, const float* block_max, const float* w,
+                               float* w_out);
+
 // One pass for a ring of a band: returns BandSum(row, w, n, hole_lo,
 // hole_hi) (the same bits: the count and weight of the entries inside the
 // hole) and gathers the entries with lo <= row[i] <= hi outside the hole,

@@ -241,7 +241,7 @@ struct BandList {
   // A ring's hole [hole_lo, hole_hi], whose tokens are not in the list
   // (empty, lo > hi, for a band from the centre).
   float hole_lo = INFINITY, hole_hi = -INFINITY;
-  const float* ring_e = nullptr;  // with a hole: the tokens' weights, list-aligned
+  const float* w = nullptr;  // the tokens' weights (their exps), list-aligned
   BandTotals hole{0, 0.0};        // with a hole: its count and weight (BandSum's)
   bool HasHole() const { return hole_lo <= hole_hi; }
   // Whether it holds every token of the band b of logits outside the
@@ -272,14 +272,17 @@ bool KeepRowBand(Candidates& c, const Span& s, const float* e, double center, do
   // B (a tenth of the row, say, instead of all of it): the same tokens in
   // the same order, as positions in the band's list, then its ids. A ring
   // holds B when A holds its hole: A is then weighed as the hole and the
-  // ring's tokens inside A (float-lane sums grouped otherwise than one
-  // BandSum over A: a cut can move only where the walk's margin is below
-  // ~1e-7 of the mass, inside kExceedFuzz).
+  // ring's tokens inside A; a band from the centre weighs A from its own
+  // tokens (float-lane sums grouped otherwise than one BandSum over A on the
+  // row: a cut can move only where the walk's margin is below ~1e-7 of the
+  // mass, inside kExceedFuzz).
   const bool from_band = band.Covers(a, b);
   BandTotals in_a{0, 0.0};
-  if (!a_empty && from_band && band.HasHole()) {
-    const BandTotals ring = BandSum(band.logits, band.ring_e, band.n, a.lo, a.hi);
-    in_a = BandTotals{band.hole.count + ring.count, band.hole.sum_w + ring.sum_w};
+  if (!a_empty && from_band && band.w) {
+    // A's tokens outside the hole (all of them, for a band from the centre)
+    // are in the list: A weighed from it, not from a pass over the row.
+    const BandTotals listed = BandSum(band.logits, band.w, band.n, a.lo, a.hi);
+    in_a = BandTotals{band.hole.count + listed.count, band.hole.sum_w + listed.sum_w};
   } else if (!a_empty) {
     in_a = BandSum(s.v, e, s.len, a.lo, a.hi);
   }
@@ -482,24 +485,28 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
             int32_t* band_ids = c.truncated ? g_idx : ws.ids.data();
             float* band_logits = c.truncated ? g_val : ws.logits.data();
             if (!c.truncated) c.size = 0;
-            // On the row a ring's weights come with it, list-aligned (in
-            // stage_f32, free until the cut's survivors): the histogram's
-            // weights, and the part of the cut's inner band outside the hole.
-            float* ring_e = !c.truncated && first > 0 ? ws.stage_f32.data() : nullptr;
+            // On the row a band's or ring's weights come with it,
+            // list-aligned (in stage_f32, free until the cut's survivors):
+            // the histogram's weights, and the cut's inner band (the part
+            // outside a ring's hole) weighed from the list, not the row.
+            float* list_w = !c.truncated ? ws.stage_f32.data() : nullptr;
             size_t m;
             if (first > 0) {
               hole = BandSumGatherRing(s.v, e, s.len, band_lo, band_hi, hole_lo, hole_hi,
-                                       band_ids, band_logits, ring_e, &m);
+                                       band_ids, band_logits, list_w, &m);
               ++g_histogram_rings;
+            } else if (list_w) {
+              m = GatherInRangeWithSparse(s.v, s.len, band_lo, std::nextafter(band_hi, INFINITY),
+                                          band_ids, band_logits, RowBlocks(c), e, list_w);
             } else {
               m = GatherInRange(s.v, s.len, band_lo, std::nextafter(band_hi, INFINITY), band_ids,
-                                band_logits, c.truncated ? nullptr : RowBlocks(c));
+                                band_logits, nullptr);
             }
-            DistanceHistogramOf(ring_e ? nullptr : band_ids, band_logits, m, ring_e ? ring_e : e,
+            DistanceHistogramOf(list_w ? nullptr : band_ids, band_logits, m, list_w ? list_w : e,
                                 center_f, inv_width, valid, mass, in_bucket);
             if (!c.truncated) {
               band = BandList{band_ids, band_logits, m, band_lo, band_hi, hole_lo, hole_hi,
-                              ring_e, hole};
+                              list_w, hole};
             }
           } else {
             DistanceHistogram(s.v, e, s.len, center_f, inv_width, mass, in_bucket);

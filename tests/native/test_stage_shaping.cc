@@ -809,9 +809,13 @@ TEST_CASE("typical: the histogram of a sampled distance band gives the full hist
   // completion on every row. On the row, the cut then takes its annulus and
   // survivors from the band's tokens instead of the row. Flat rows take a
   // ring around the sampled stop instead of a band; its hole is weighed by
-  // BandSum's float-lane sums rather than its buckets' double sums, so there
-  // a cut could in principle move where the walk's margin is below ~1e-7
-  // of the mass (inside kExceedFuzz): none of these cases does.
+  // BandSum's float-lane sums rather than its buckets' double sums, and a
+  // band's (or ring's) inner band is weighed from its own list rather than
+  // by BandSum over the row (float-lane sums grouped otherwise), so a cut can
+  // move where the walk's margin is below ~1e-7 of the mass (inside
+  // kExceedFuzz): such a case must differ by the one token at the stop, with
+  // the smaller set's mass within 2e-6 of p (long double). The wasm build's
+  // rows (libc++'s normal_distribution) have one such case.
   std::mt19937_64 rng(907);
   std::normal_distribution<double> g(0.0, 1.0);
   struct Row {
@@ -848,7 +852,23 @@ TEST_CASE("typical: the histogram of a sampled distance band gives the full hist
       rows.push_back({row, true});
     }
   }
-  int cases = 0, same = 0;
+  int cases = 0, same = 0, at_stop = 0;
+  // x and y nested, one token apart, the smaller one's mass within 2e-6 of p.
+  auto moved_at_stop = [](const std::vector<float>& v, double temp, float p, const ref::Dist& x,
+                          const ref::Dist& y) {
+    const ref::Dist& small = x.ids.size() < y.ids.size() ? x : y;
+    const ref::Dist& large = x.ids.size() < y.ids.size() ? y : x;
+    if (large.ids.size() != small.ids.size() + 1) return false;
+    std::vector<int32_t> a = small.ids, b = large.ids;
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    if (!std::includes(b.begin(), b.end(), a.begin(), a.end())) return false;
+    const float max = *std::max_element(v.begin(), v.end());
+    long double z = 0.0L, m = 0.0L;
+    for (float l : v) z += std::exp(static_cast<long double>(l - max) / temp);
+    for (int32_t i : a) m += std::exp(static_cast<long double>(v[i] - max) / temp);
+    return std::fabs(static_cast<double>(m / z) - p) <= 2e-6;
+  };
   const size_t hits0 = bd::TypicalHistogramBandHitsForTesting();
   const size_t misses0 = bd::TypicalHistogramBandMissesForTesting();
   const size_t list_cuts0 = bd::TypicalBandListCutsForTesting();
@@ -878,7 +898,15 @@ TEST_CASE("typical: the histogram of a sampled distance band gives the full hist
         bd::SetTypicalHistogramBandsForTesting(true);
         bd::SetTypicalHistogramRingForTesting(0, 0);
         ++cases;
-        same += by[0].ids == by[1].ids && by[0].probs == by[1].probs;
+        const bool identical = by[0].ids == by[1].ids && by[0].probs == by[1].probs;
+        same += identical;
+        if (!identical) {
+          INFO("V=" << row.v.size() << " list=" << row.list << " p=" << p << " T=" << temp
+                    << " forced ring " << forced[0] << "-" << forced[1] << ": " << by[0].ids.size()
+                    << " tokens without the band, " << by[1].ids.size() << " with it");
+          CHECK(moved_at_stop(row.v, temp, p, by[0], by[1]));
+          ++at_stop;
+        }
        }
       }
     }
@@ -889,11 +917,13 @@ TEST_CASE("typical: the histogram of a sampled distance band gives the full hist
   const size_t reach_misses = bd::TypicalHistogramReachMissesForTesting() - reach_misses0;
   const size_t rings = bd::TypicalHistogramRingsForTesting() - rings0;
   const size_t ring_misses = bd::TypicalHistogramRingMissesForTesting() - ring_misses0;
-  MESSAGE(same << " of " << cases << " cases identical; band histograms " << hits << " held the stop, "
+  MESSAGE(same << " of " << cases << " cases identical (" << at_stop
+               << " moved by the one token at the stop); band histograms " << hits << " held the stop, "
                << misses << " fell short; " << list_cuts << " cuts from the band's tokens; "
                << reach_misses << " sampled reaches fell short; " << rings << " rings, "
                << ring_misses << " with the stop in the hole");
-  CHECK(same == cases);
+  CHECK(same + at_stop == cases);
+  CHECK(at_stop <= 2);
   CHECK(hits > 0);
   CHECK(misses > 0);
   CHECK(list_cuts > 0);
