@@ -29,31 +29,47 @@ namespace HWY_NAMESPACE {
 
 constexpr float kExpF32Floor = -87.0f;
 
-template <class D, class V = hwy::HWY_NAMESPACE::Vec<D>>
-HWY_INLINE V ExpF32(D d, V x) {
+// ExpF32 of K vectors in place, each step taken across all K before the
+// next (independent chains the core can overlap: one Horner chain alone
+// leaves an AVX-512 core waiting on latency); every lane goes through the
+// very operations below, so the bits are ExpF32's.
+template <size_t K, class D, class V = hwy::HWY_NAMESPACE::Vec<D>>
+HWY_INLINE void ExpF32Each(D d, V* x) {
   namespace hn = hwy::HWY_NAMESPACE;
   const hn::RebindToSigned<D> di;
-  const auto flushed = hn::Lt(x, hn::Set(d, kExpF32Floor));
+  using M = decltype(hn::Lt(x[0], x[0]));
+  M flushed[K];
+  V n[K], r[K], p[K];
+  for (size_t k = 0; k < K; ++k) flushed[k] = hn::Lt(x[k], hn::Set(d, kExpF32Floor));
   // Clamp so 2^n stays a normal float and -inf / huge values do no harm.
-  x = hn::Min(hn::Max(x, hn::Set(d, -87.5f)), hn::Set(d, 88.0f));
+  for (size_t k = 0; k < K; ++k) x[k] = hn::Min(hn::Max(x[k], hn::Set(d, -87.5f)), hn::Set(d, 88.0f));
   // nearest(x / ln2) by the 1.5 * 2^23 shifter: round-to-nearest-even in
   // plain IEEE adds, identical everywhere.
   const auto shifter = hn::Set(d, 12582912.0f);
-  const auto n = hn::Sub(hn::Add(hn::Mul(x, hn::Set(d, 1.44269504088896341f)), shifter), shifter);
+  for (size_t k = 0; k < K; ++k) {
+    n[k] = hn::Sub(hn::Add(hn::Mul(x[k], hn::Set(d, 1.44269504088896341f)), shifter), shifter);
+  }
   // ln2 = 0.693359375 (9 significant bits: n * it is exact) - 2.12194440e-4.
-  auto r = hn::Sub(x, hn::Mul(n, hn::Set(d, 0.693359375f)));
-  r = hn::Add(r, hn::Mul(n, hn::Set(d, 2.12194440e-4f)));
-  auto p = hn::Set(d, 1.0f / 5040.0f);
-  p = hn::Add(hn::Mul(p, r), hn::Set(d, 1.0f / 720.0f));
-  p = hn::Add(hn::Mul(p, r), hn::Set(d, 1.0f / 120.0f));
-  p = hn::Add(hn::Mul(p, r), hn::Set(d, 1.0f / 24.0f));
-  p = hn::Add(hn::Mul(p, r), hn::Set(d, 1.0f / 6.0f));
-  p = hn::Add(hn::Mul(p, r), hn::Set(d, 0.5f));
-  p = hn::Add(hn::Mul(p, r), hn::Set(d, 1.0f));
-  p = hn::Add(hn::Mul(p, r), hn::Set(d, 1.0f));
-  const auto two_n = hn::BitCast(
-      d, hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, n), hn::Set(di, 127))));
-  return hn::IfThenZeroElse(flushed, hn::Mul(p, two_n));
+  for (size_t k = 0; k < K; ++k) r[k] = hn::Sub(x[k], hn::Mul(n[k], hn::Set(d, 0.693359375f)));
+  for (size_t k = 0; k < K; ++k) r[k] = hn::Add(r[k], hn::Mul(n[k], hn::Set(d, 2.12194440e-4f)));
+  // exp(r) by Horner, 1/7! down to the two 1s.
+  constexpr float kCoeff[] = {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f,
+                              1.0f,          1.0f};
+  for (size_t k = 0; k < K; ++k) p[k] = hn::Set(d, 1.0f / 5040.0f);
+  for (float c : kCoeff) {
+    for (size_t k = 0; k < K; ++k) p[k] = hn::Add(hn::Mul(p[k], r[k]), hn::Set(d, c));
+  }
+  for (size_t k = 0; k < K; ++k) {
+    const auto two_n = hn::BitCast(
+        d, hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, n[k]), hn::Set(di, 127))));
+    x[k] = hn::IfThenZeroElse(flushed[k], hn::Mul(p[k], two_n));
+  }
+}
+
+template <class D, class V = hwy::HWY_NAMESPACE::Vec<D>>
+HWY_INLINE V ExpF32(D d, V x) {
+  ExpF32Each<1>(d, &x);
+  return x;
 }
 
 }  // namespace HWY_NAMESPACE

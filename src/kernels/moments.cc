@@ -34,7 +34,17 @@ ExpMomentSums ExpMomentsImpl(const float* v, size_t n, float max, float scale, f
         t[0] = ExpF32(d, y);
         t[1] = hn::Mul(t[0], y);
       },
-      totals, nullptr, out);
+      totals, nullptr, out,
+      [&](auto& x, auto&, auto& t) BD_TERMS {
+        constexpr size_t G = sizeof(x) / sizeof(x[0]);
+        hn::Vec<decltype(d)> y[G], e[G];
+        for (size_t g = 0; g < G; ++g) e[g] = y[g] = hn::Max(hn::Mul(hn::Sub(x[g], vmax), vscale), vclamp);
+        ExpF32Each<G>(d, e);
+        for (size_t g = 0; g < G; ++g) {
+          t[g][0] = e[g];
+          t[g][1] = hn::Mul(e[g], y[g]);
+        }
+      });
   return ExpMomentSums{totals[0], totals[1]};
 }
 

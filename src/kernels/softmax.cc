@@ -27,7 +27,14 @@ double ExpPass(const float* row, size_t n, float max, float scale,
   SumVirtualLanes<1>(
       d, row, nullptr, n, -HUGE_VALF,
       [&](auto x, auto, auto* t) BD_TERMS { t[0] = ExpF32(d, hn::Mul(hn::Sub(x, vmax), vscale)); },
-      &total, block_sums, out);
+      &total, block_sums, out,
+      [&](auto& x, auto&, auto& t) BD_TERMS {
+        constexpr size_t G = sizeof(x) / sizeof(x[0]);
+        hn::Vec<decltype(d)> y[G];
+        for (size_t g = 0; g < G; ++g) y[g] = hn::Mul(hn::Sub(x[g], vmax), vscale);
+        ExpF32Each<G>(d, y);
+        for (size_t g = 0; g < G; ++g) t[g][0] = y[g];
+      });
   return total;
 }
 
@@ -81,7 +88,14 @@ double ExpSumAtMostImpl(const float* row, size_t n, float cut, float scale) {
       [&](auto x, auto, auto* t) BD_TERMS {
         t[0] = hn::IfThenElseZero(hn::Le(x, vcut), ExpFromCut(d, x, vcut, vscale));
       },
-      &total, nullptr);
+      &total, nullptr, nullptr,
+      [&](auto& x, auto&, auto& t) BD_TERMS {  // ExpFromCut of the group, interleaved
+        constexpr size_t G = sizeof(x) / sizeof(x[0]);
+        hn::Vec<decltype(d)> y[G];
+        for (size_t g = 0; g < G; ++g) y[g] = hn::Mul(hn::Sub(hn::Min(x[g], vcut), vcut), vscale);
+        ExpF32Each<G>(d, y);
+        for (size_t g = 0; g < G; ++g) t[g][0] = hn::IfThenElseZero(hn::Le(x[g], vcut), y[g]);
+      });
   return total;
 }
 

@@ -334,7 +334,20 @@ double ExpWriteGatherRingImpl(const float* row, size_t n, float max, float scale
         count = StoreKept<true>(d, in_ring, x, id, t[0], vals_out, ids_out, w_out, count);
         id = hn::Add(id, step);
       },
-      totals, nullptr, e_out);
+      totals, nullptr, e_out,
+      [&](auto& x, auto&, auto& t) BD_TERMS {  // the group's exps interleaved, then each in turn
+        constexpr size_t G = sizeof(x) / sizeof(x[0]);
+        hn::Vec<decltype(d)> y[G];
+        for (size_t g = 0; g < G; ++g) y[g] = hn::Mul(hn::Sub(x[g], vmax), vscale);
+        ExpF32Each<G>(d, y);
+        for (size_t g = 0; g < G; ++g) {
+          t[g][0] = y[g];
+          const auto in_hole = BandTerms(d, x[g], y[g], hlo, hhi, t[g] + 1);
+          const auto in_ring = hn::AndNot(in_hole, hn::Ge(x[g], vlo));
+          count = StoreKept<true>(d, in_ring, x[g], id, y[g], vals_out, ids_out, w_out, count);
+          id = hn::Add(id, step);
+        }
+      });
   *gathered = count;
   *hole = BandTotals{static_cast<size_t>(totals[2]), totals[1]};
   return totals[0];

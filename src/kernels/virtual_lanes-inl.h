@@ -17,6 +17,7 @@
 #endif
 
 #include <cstddef>
+#include <type_traits>
 
 #include <hwy/highway.h>
 
@@ -38,16 +39,30 @@ HWY_INLINE float ReduceVirtualLanes(float* lanes) {
   return lanes[0];
 }
 
+// SumVirtualLanes' default group_terms: none (each vector by terms alone).
+struct NoGroupTerms {};
+
+// The vectors group_terms takes at once: enough independent chains to hide
+// an exp's Horner latency, few enough to stay in registers (AVX-512 has 32,
+// the 128- and 256-bit targets 16).
+template <size_t N>
+constexpr size_t kTermsGroup = N == 16 ? 4 : 2;
+
 // For each block of v[0..n) (and w, when non-null, at the same indices):
 // terms(x, w_or_zero, t) writes kSums term vectors for 16 / N consecutive
 // elements; totals[s] += the block's sum of term s, and block_sums (when
 // non-null) receives each block's sum of term 0 as a float; write0 (when
 // non-null; it may alias v) receives term 0 itself, element by element.
 // Elements past n read as `pad` (v) and 0 (w): terms must map pad to 0.
-template <size_t kSums, class D, class Terms>
+// group_terms (optional): group_terms(x, w, t) writes the terms t[g][s] of
+// G = kTermsGroup<N> consecutive vectors x[g] (w[g]) at once, each lane as
+// terms would: independent chains of a long dependent computation (an exp's
+// Horner steps) then overlap. Each lane's additions stay in index order: the
+// same bits.
+template <size_t kSums, class D, class Terms, class GroupTerms = NoGroupTerms>
 HWY_INLINE void SumVirtualLanes(D d, const float* v, const float* w, size_t n, float pad,
                                 Terms terms, double* totals, float* block_sums,
-                                float* write0 = nullptr) {
+                                float* write0 = nullptr, GroupTerms group_terms = {}) {
   namespace hn = hwy::HWY_NAMESPACE;
   using V = hn::Vec<D>;
   constexpr size_t N = hn::MaxLanes(d);
@@ -64,6 +79,27 @@ HWY_INLINE void SumVirtualLanes(D d, const float* v, const float* w, size_t n, f
       for (size_t r = 0; r < R; ++r) acc[s][r] = hn::Zero(d);
     }
     size_t i = b;
+    if constexpr (N >= 4 && !std::is_same_v<GroupTerms, NoGroupTerms>) {
+      constexpr size_t G = kTermsGroup<N>;
+      static_assert(kBlock % (G * N) == 0 && (G % R == 0 || R % G == 0), "groups tile chunks");
+      // Whole chunks only: the chunk loop below must start on one.
+      const size_t whole = b + (end - b) / kVirtualLanes * kVirtualLanes;
+      for (; i + G * N <= whole; i += G * N) {
+        V x[G], wx[G], t[G][kSums];
+        for (size_t g = 0; g < G; ++g) {
+          x[g] = hn::LoadU(d, v + i + g * N);
+          wx[g] = w ? hn::LoadU(d, w + i + g * N) : hn::Zero(d);
+        }
+        group_terms(x, wx, t);
+        const size_t r0 = ((i - b) / N) % R;  // the chunk vector of x[0]
+        for (size_t g = 0; g < G; ++g) {
+          if (write0) hn::StoreU(t[g][0], d, write0 + i + g * N);
+          for (size_t s = 0; s < kSums; ++s) {
+            acc[s][(r0 + g) % R] = hn::Add(acc[s][(r0 + g) % R], t[g][s]);
+          }
+        }
+      }
+    }
     for (; i + kVirtualLanes <= end; i += kVirtualLanes) {
       for (size_t r = 0; r < R; ++r) {
         V t[kSums];
