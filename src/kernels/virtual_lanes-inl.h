@@ -44,9 +44,12 @@ struct NoGroupTerms {};
 
 // The vectors group_terms takes at once: enough independent chains to hide
 // an exp's Horner latency, few enough to stay in registers (AVX-512 has 32,
-// the 128- and 256-bit targets 16).
+// the 128- and 256-bit targets 16). Not in wasm: there the groups made
+// Chromium 156's code 1.2-2.4x slower (softmax sample, Bregman at k ~ 10;
+// bench rows, Intel Xeon) while Node 20's gained 2-8 %.
 template <size_t N>
 constexpr size_t kTermsGroup = N == 16 ? 4 : 2;
+constexpr bool kGroupTerms = HWY_TARGET != HWY_WASM;
 
 // For each block of v[0..n) (and w, when non-null, at the same indices):
 // terms(x, w_or_zero, t) writes kSums term vectors for 16 / N consecutive
@@ -79,7 +82,7 @@ HWY_INLINE void SumVirtualLanes(D d, const float* v, const float* w, size_t n, f
       for (size_t r = 0; r < R; ++r) acc[s][r] = hn::Zero(d);
     }
     size_t i = b;
-    if constexpr (N >= 4 && !std::is_same_v<GroupTerms, NoGroupTerms>) {
+    if constexpr (kGroupTerms && N >= 4 && !std::is_same_v<GroupTerms, NoGroupTerms>) {
       constexpr size_t G = kTermsGroup<N>;
       static_assert(kBlock % (G * N) == 0 && (G % R == 0 || R % G == 0), "groups tile chunks");
       // Whole chunks only: the chunk loop below must start on one.
