@@ -23,11 +23,12 @@ ctest --test-dir build-wasm -V
 # Node 20 can hang for good when a test file's process runs its event loop
 # empty while a concurrent TurboFan job waits for a garbage collection on the
 # main thread (nodejs/node#54918: the main thread waits in DrainTasks for that
-# job; seen here once in validation.test.mjs, at its exit, under load). Node's
-# test runner passes these V8 flags to every test file's process: optimising
-# on the main thread removes such jobs (the tests check results, not speed).
-NODE_TEST_FLAGS=(--no-concurrent-recompilation --no-concurrent-osr)
-echo "== JS tests (node --test, through the package)"
-node "${NODE_TEST_FLAGS[@]}" --test tests/js/
-echo "== browser tests (headless Chromium)"
-node "${NODE_TEST_FLAGS[@]}" --test tests/browser/
+# job; seen here once in validation.test.mjs, at its exit, under load). The
+# npm scripts run node --test with --no-concurrent-recompilation and
+# --no-concurrent-osr, which the test runner passes to every test file's
+# process: optimising on the main thread removes such jobs (the tests check
+# results, not speed). One place for the flags: package.json.
+echo "== JS tests (npm run test:js: node --test, through the package)"
+npm run --silent test:js
+echo "== browser tests (npm run test:browser: headless Chromium)"
+npm run --silent test:browser
