@@ -800,7 +800,7 @@ TEST_CASE("every target: ExpWriteGatherRing is ExpWrite and BandSumGatherRing ov
               row.data(), want_e.data(), n, r[0], INFINITY, r[1], INFINITY, want_ids.data(),
               want_vals.data(), want_w.data(), &want_got);
           mismatches += std::memcmp(&z, &want_z, sizeof z) != 0;
-          mismatches += std::memcmp(e.data(), want_e.data(), n * sizeof(float)) != 0;
+          mismatches += n > 0 && std::memcmp(e.data(), want_e.data(), n * sizeof(float)) != 0;
           mismatches += hole.count != want_hole.count ||
                         std::memcmp(&hole.sum_w, &want_hole.sum_w, sizeof(double)) != 0;
           mismatches += got != want_got;
