@@ -22,7 +22,16 @@ constexpr size_t kWideRadixCounts = 2 * 65536;
 // first), so the radix sort, stable, leaves nothing for the pass that
 // finishes runs of equal high halves (it was a fifth of a whole row's sort
 // on the bench's rows, natively).
+// Natively (libhwy_contrib's vqsort built in) a sort given wide_counts of
+// kWideRadixMin keys or more is the 16-bit radix sort or vqsort, whichever
+// sorted the process's first such set faster (key_sort.cc); the same order.
 void SortKeysDescending(uint64_t* keys, size_t n, uint64_t* scratch,
                         uint32_t* wide_counts = nullptr, bool in_id_order = false);
+
+// Tests only: the whole-row sort natively, 0 to let the next one's timing
+// decide again, 1 the radix sort, 2 vqsort; returns the choice in force
+// before (0: not decided yet). No-op returning 1 where vqsort is not built
+// (wasm).
+int SetWideSortForTesting(int which);
 
 }  // namespace bd

@@ -547,10 +547,16 @@ TEST_CASE("SortKeysDescending equals std::sort descending (radix and comparison 
     std::vector<uint64_t> wide = keys;
     bd::SortKeysDescending(keys.data(), n, scratch.data());
     CHECK(keys == want);
-    // The 16-bit digits (n is past kWideRadixMin).
-    std::vector<uint32_t> counts(bd::kWideRadixCounts);
-    bd::SortKeysDescending(wide.data(), n, scratch.data(), counts.data());
-    CHECK(wide == want);
+    // The 16-bit digits (n is past kWideRadixMin); natively also vqsort, and
+    // the first call that times both and keeps vqsort's result.
+    for (int which : {1, 2, 0}) {
+      const int before = bd::SetWideSortForTesting(which);
+      std::vector<uint32_t> counts(bd::kWideRadixCounts);
+      std::vector<uint64_t> w = wide;
+      bd::SortKeysDescending(w.data(), n, scratch.data(), counts.data());
+      CHECK(w == want);
+      bd::SetWideSortForTesting(before);
+    }
   }
   // 16-bit digits on candidate-like keys: every digit shared but the lowest
   // (a no-op pass), ties in the high half, and exactly kWideRadixMin keys.
@@ -564,9 +570,14 @@ TEST_CASE("SortKeysDescending equals std::sort descending (radix and comparison 
     std::shuffle(keys.begin(), keys.end(), rng);
     std::vector<uint64_t> want = keys;
     std::sort(want.begin(), want.end(), std::greater<uint64_t>());
-    std::vector<uint32_t> counts(bd::kWideRadixCounts, 7u);
-    bd::SortKeysDescending(keys.data(), n, scratch.data(), counts.data());
-    CHECK(keys == want);
+    for (int which : {1, 2, 0}) {
+      const int before = bd::SetWideSortForTesting(which);
+      std::vector<uint32_t> counts(bd::kWideRadixCounts, 7u);
+      std::vector<uint64_t> k = keys;
+      bd::SortKeysDescending(k.data(), n, scratch.data(), counts.data());
+      CHECK(k == want);
+      bd::SetWideSortForTesting(before);
+    }
   }
   // in_id_order: keys in ascending id order (not shuffled), runs of up to
   // 40 equal logits; the stable radix passes alone must give the order
@@ -582,9 +593,14 @@ TEST_CASE("SortKeysDescending equals std::sort descending (radix and comparison 
     std::vector<uint64_t> wide = keys;
     bd::SortKeysDescending(keys.data(), n, scratch.data(), nullptr, true);
     CHECK(keys == want);
-    std::vector<uint32_t> counts(bd::kWideRadixCounts);
-    bd::SortKeysDescending(wide.data(), n, scratch.data(), counts.data(), true);
-    CHECK(wide == want);
+    for (int which : {1, 2}) {  // the radix sort's stable passes, and vqsort
+      const int before = bd::SetWideSortForTesting(which);
+      std::vector<uint32_t> counts(bd::kWideRadixCounts);
+      std::vector<uint64_t> w = wide;
+      bd::SortKeysDescending(w.data(), n, scratch.data(), counts.data(), true);
+      CHECK(w == want);
+      bd::SetWideSortForTesting(before);
+    }
   }
 }
 
