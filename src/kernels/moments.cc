@@ -27,14 +27,8 @@ ExpMomentSums ExpMomentsImpl(const float* v, size_t n, float max, float scale, f
   const auto vscale = hn::Set(d, scale);
   const auto vclamp = hn::Set(d, kExpClamp);
   double totals[2] = {0.0, 0.0};
-  SumVirtualLanes<2>(
+  SumVirtualLanesGrouped<2>(
       d, v, nullptr, n, -HUGE_VALF,
-      [&](auto x, auto, auto* t) BD_TERMS {
-        const auto y = hn::Max(hn::Mul(hn::Sub(x, vmax), vscale), vclamp);
-        t[0] = ExpF32(d, y);
-        t[1] = hn::Mul(t[0], y);
-      },
-      totals, nullptr, out,
       [&](auto& x, auto&, auto& t) BD_TERMS {
         constexpr size_t G = sizeof(x) / sizeof(x[0]);
         hn::Vec<decltype(d)> y[G], e[G];
@@ -44,7 +38,8 @@ ExpMomentSums ExpMomentsImpl(const float* v, size_t n, float max, float scale, f
           t[g][0] = e[g];
           t[g][1] = hn::Mul(e[g], y[g]);
         }
-      });
+      },
+      totals, nullptr, out);
   return ExpMomentSums{totals[0], totals[1]};
 }
 

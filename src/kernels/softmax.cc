@@ -24,17 +24,16 @@ double ExpPass(const float* row, size_t n, float max, float scale,
   const auto vmax = hn::Set(d, max);
   const auto vscale = hn::Set(d, scale);
   double total = 0.0;
-  SumVirtualLanes<1>(
+  SumVirtualLanesGrouped<1>(
       d, row, nullptr, n, -HUGE_VALF,
-      [&](auto x, auto, auto* t) BD_TERMS { t[0] = ExpF32(d, hn::Mul(hn::Sub(x, vmax), vscale)); },
-      &total, block_sums, out,
       [&](auto& x, auto&, auto& t) BD_TERMS {
         constexpr size_t G = sizeof(x) / sizeof(x[0]);
         hn::Vec<decltype(d)> y[G];
         for (size_t g = 0; g < G; ++g) y[g] = hn::Mul(hn::Sub(x[g], vmax), vscale);
         ExpF32Each<G>(d, y);
         for (size_t g = 0; g < G; ++g) t[g][0] = y[g];
-      });
+      },
+      &total, block_sums, out);
   return total;
 }
 
@@ -48,11 +47,15 @@ double ExpBlockSumsImpl(const float* row, size_t n, float max, float scale, floa
   return ExpPass(row, n, max, scale, block_sums, nullptr);
 }
 
-// exp((min(x, cut) - cut) * scale): each lane's exp relative to cut, at most
-// 1 (a lane above cut taken at it, for the callers to mask).
+// (min(x, cut) - cut) * scale: each lane's exp argument relative to cut, at
+// most 0 (a lane above cut taken at it, for the callers to mask).
+template <class V>
+HWY_INLINE V FromCut(V x, V vcut, V vscale) {
+  return hn::Mul(hn::Sub(hn::Min(x, vcut), vcut), vscale);
+}
 template <class D, class V>
 HWY_INLINE V ExpFromCut(D d, V x, V vcut, V vscale) {
-  return ExpF32(d, hn::Mul(hn::Sub(hn::Min(x, vcut), vcut), vscale));
+  return ExpF32(d, FromCut(x, vcut, vscale));
 }
 
 // The sum over the entries below cut of exp((x - cut) * scale), and the
@@ -83,19 +86,16 @@ double ExpSumAtMostImpl(const float* row, size_t n, float cut, float scale) {
   const auto vcut = hn::Set(d, cut);
   const auto vscale = hn::Set(d, scale);
   double total = 0.0;
-  SumVirtualLanes<1>(
+  SumVirtualLanesGrouped<1>(
       d, row, nullptr, n, -HUGE_VALF,
-      [&](auto x, auto, auto* t) BD_TERMS {
-        t[0] = hn::IfThenElseZero(hn::Le(x, vcut), ExpFromCut(d, x, vcut, vscale));
-      },
-      &total, nullptr, nullptr,
       [&](auto& x, auto&, auto& t) BD_TERMS {  // ExpFromCut of the group, interleaved
         constexpr size_t G = sizeof(x) / sizeof(x[0]);
         hn::Vec<decltype(d)> y[G];
-        for (size_t g = 0; g < G; ++g) y[g] = hn::Mul(hn::Sub(hn::Min(x[g], vcut), vcut), vscale);
+        for (size_t g = 0; g < G; ++g) y[g] = FromCut(x[g], vcut, vscale);
         ExpF32Each<G>(d, y);
         for (size_t g = 0; g < G; ++g) t[g][0] = hn::IfThenElseZero(hn::Le(x[g], vcut), y[g]);
-      });
+      },
+      &total, nullptr);
   return total;
 }
 

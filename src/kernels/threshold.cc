@@ -325,28 +325,22 @@ double ExpWriteGatherRingImpl(const float* row, size_t n, float max, float scale
   auto id = hn::Iota(di, 0);
   size_t count = 0;
   double totals[3] = {0.0, 0.0, 0.0};
-  // One vector's terms given its exps e: t[0] = e, the hole's t[1] and t[2],
-  // and its ring entries stored.
-  auto with_exps = [&](auto x, auto e, auto* t) BD_TERMS {
-    t[0] = e;
-    const auto in_hole = BandTerms(d, x, e, hlo, hhi, t + 1);
-    count = StoreKept<true>(d, hn::AndNot(in_hole, hn::Ge(x, vlo)), x, id, e, vals_out, ids_out,
-                            w_out, count);
-    id = hn::Add(id, step);
-  };
-  SumVirtualLanes<3>(
+  SumVirtualLanesGrouped<3>(
       d, row, nullptr, n, -HUGE_VALF,
-      [&](auto x, auto, auto* t) BD_TERMS {
-        with_exps(x, ExpF32(d, hn::Mul(hn::Sub(x, vmax), vscale)), t);
-      },
-      totals, nullptr, e_out,
       [&](auto& x, auto&, auto& t) BD_TERMS {  // the group's exps interleaved, then each in turn
         constexpr size_t G = sizeof(x) / sizeof(x[0]);
         hn::Vec<decltype(d)> y[G];
         for (size_t g = 0; g < G; ++g) y[g] = hn::Mul(hn::Sub(x[g], vmax), vscale);
         ExpF32Each<G>(d, y);
-        for (size_t g = 0; g < G; ++g) with_exps(x[g], y[g], t[g]);
-      });
+        for (size_t g = 0; g < G; ++g) {  // t[0] = the exp, the hole's t[1] and t[2], the ring
+          t[g][0] = y[g];
+          const auto in_hole = BandTerms(d, x[g], y[g], hlo, hhi, t[g] + 1);
+          count = StoreKept<true>(d, hn::AndNot(in_hole, hn::Ge(x[g], vlo)), x[g], id, y[g],
+                                  vals_out, ids_out, w_out, count);
+          id = hn::Add(id, step);
+        }
+      },
+      totals, nullptr, e_out);
   *gathered = count;
   *hole = BandTotals{static_cast<size_t>(totals[2]), totals[1]};
   return totals[0];

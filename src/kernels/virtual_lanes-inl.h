@@ -61,7 +61,7 @@ constexpr bool kGroupTerms = HWY_TARGET != HWY_WASM;
 // G = kTermsGroup<N> consecutive vectors x[g] (w[g]) at once, each lane as
 // terms would: independent chains of a long dependent computation (an exp's
 // Horner steps) then overlap. Each lane's additions stay in index order: the
-// same bits.
+// same bits. (SumVirtualLanesGrouped below derives terms from it.)
 template <size_t kSums, class D, class Terms, class GroupTerms = NoGroupTerms>
 HWY_INLINE void SumVirtualLanes(D d, const float* v, const float* w, size_t n, float pad,
                                 Terms terms, double* totals, float* block_sums,
@@ -134,6 +134,24 @@ HWY_INLINE void SumVirtualLanes(D d, const float* v, const float* w, size_t n, f
       if (s == 0 && block_sums) block_sums[b / kBlock] = block;
     }
   }
+}
+
+// SumVirtualLanes given group_terms alone: the vectors outside whole groups
+// (and all of them where groups are off: wasm, scalar) go through it as
+// groups of one, so a kernel writes its terms once.
+template <size_t kSums, class D, class GroupTerms>
+HWY_INLINE void SumVirtualLanesGrouped(D d, const float* v, const float* w, size_t n, float pad,
+                                       GroupTerms group_terms, double* totals, float* block_sums,
+                                       float* write0 = nullptr) {
+  using V = hwy::HWY_NAMESPACE::Vec<D>;
+  SumVirtualLanes<kSums>(
+      d, v, w, n, pad,
+      [&](V x, V wx, V* t) BD_TERMS {
+        V xs[1] = {x}, ws[1] = {wx}, ts[1][kSums];
+        group_terms(xs, ws, ts);
+        for (size_t s = 0; s < kSums; ++s) t[s] = ts[0][s];
+      },
+      totals, block_sums, write0, group_terms);
 }
 
 }  // namespace HWY_NAMESPACE
