@@ -167,6 +167,16 @@ struct TopPRingCut {
   size_t above_hole;   // entries above the ring (the hole's count)
 };
 
+// Top-p's target share of Z: the nucleus is the first mass reaching
+// p (1 - 1e-6) Z (the fuzz absorbs the float sums' rounding).
+double TopPShare(double p) { return p * (1.0 - 1e-6); }
+
+// Top-p's histogram buckets per logit unit: kMassBuckets over
+// [max - 104 T, max] (every exp is exactly 0 below).
+float TopPInvWidth(const Candidates& c) {
+  return static_cast<float>(kMassBuckets / (104.0 * c.temperature));
+}
+
 // The quarter of the sample that decides whether a ring is placed before
 // the exp pass: every kQuarterStep-th run from kQuarterFirst.
 constexpr size_t kQuarterStep = 4;
@@ -317,8 +327,8 @@ bool ExpPassWithRing(Candidates& c, double p, float max, float scale, float* e, 
   auto exps_of_run = [&](size_t begin, size_t end) {
     ExpWrite(row + begin, end - begin, max, scale, e + begin);
   };
-  const float inv_width = static_cast<float>(kMassBuckets / (104.0 * c.temperature));
-  const Outside outside{0.0, 1.0 - p * (1.0 - 1e-6)};
+  const float inv_width = TopPInvWidth(c);
+  const Outside outside{0.0, 1.0 - TopPShare(p)};
   sampled::ForEachSampleRun(len, exps_of_run, kQuarterStep, kQuarterFirst);
   if (!MostOfRowInside(row, e, len, max, inv_width, outside)) return false;
   for (size_t first = 0; first < kQuarterStep; ++first) {
@@ -330,7 +340,7 @@ bool ExpPassWithRing(Candidates& c, double p, float max, float scale, float* e, 
   BandTotals hole{};
   *z = ExpWriteGatherRing(row, len, max, scale, e, r.t_lo, r.t_hi, ws.ids.data(),
                           ws.logits.data(), ws.stage_f32.data(), &n, &hole);
-  *ringed = CutInRing(c, r, max, hole, n, p * (1.0 - 1e-6) * *z, ws, cut);
+  *ringed = CutInRing(c, r, max, hole, n, TopPShare(p) * *z, ws, cut);
   ++g_top_p_rings_before_exps;
   g_top_p_rings_before_exps_missed += !*ringed;
   return true;
@@ -342,10 +352,10 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
                      const float* e, double z, Workspace& ws, bool draw_follows,
                      const TopPRingCut* pre_ring = nullptr) {
   bool on_row = !c.truncated;
-  const double target = p * (1.0 - 1e-6) * z;
+  const double target = TopPShare(p) * z;
   // Invariant: mass(v >= lo) >= target > mass(v >= hi) = above. Below
   // max - 104 T every e is exactly 0, so the boundary is never there.
-  const float inv_width = static_cast<float>(kMassBuckets / (104.0 * c.temperature));
+  const float inv_width = TopPInvWidth(c);
   double* mass = ws.hist_mass.data();
   // prefiltered: c is the row's top as a list, e its exps (ws.stage_f32), and
   // mass its histogram (see TopPPrefilter).
@@ -554,7 +564,7 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws, bool dra
     TopPByThreshold(c, p, min_keep, max, scale, e, z, ws, draw_follows, &ring);
     return;
   }
-  const double target = p * (1.0 - 1e-6) * z;  // compare unnormalised mass
+  const double target = TopPShare(p) * z;  // compare unnormalised mass
   double cum = 0.0;
   size_t i = 0;
   // Invariant: cum = mass of the first i sorted candidates; i < min_keep or
