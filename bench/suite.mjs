@@ -308,6 +308,14 @@ export async function loadFloor(bytes) {
 // budgetMs is spent. A call slower than SLOW_MS is timed once (its warm-up
 // call): reps = 1. The whole run has to fit in a few minutes on 2 cores.
 export const SLOW_MS = 1000;
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+// Calls per timed sample for a call of `single` ms: ~1 ms a sample
+// (browsers coarsen performance.now()), 1 to 1000 calls.
+const batchFor = (single) => Math.max(1, Math.min(1000, Math.ceil(1 / Math.max(single, 1e-4))));
 export async function medianMs(fn, { maxReps, budgetMs }) {
   let t0 = performance.now();
   await fn();
@@ -321,7 +329,7 @@ export async function medianMs(fn, { maxReps, budgetMs }) {
     await fn();
     single = Math.min(single, performance.now() - t0);
   }
-  const batch = Math.max(1, Math.min(1000, Math.ceil(1 / Math.max(single, 1e-4))));
+  const batch = batchFor(single);
   const times = [];
   const start = performance.now();
   for (let r = 0; r < maxReps; r++) {
@@ -331,9 +339,7 @@ export async function medianMs(fn, { maxReps, budgetMs }) {
     times.push((z - a) / batch);
     if (r >= (single > 100 ? 2 : 4) && z - start > budgetMs) break;
   }
-  times.sort((x, y) => x - y);
-  const m = times.length >> 1;
-  return { ms: times.length % 2 ? times[m] : (times[m - 1] + times[m]) / 2, reps: times.length, batch };
+  return { ms: median(times), reps: times.length, batch };
 }
 
 // Round-robin timing: each round times one batch of every case in turn
@@ -351,7 +357,7 @@ export async function roundRobin(cases, rounds) {
     const t0 = performance.now();
     await fn();
     const single = performance.now() - t0;
-    batch.push(Math.max(1, Math.min(1000, Math.ceil(1 / Math.max(single, 1e-4)))));
+    batch.push(batchFor(single));
   }
   const times = cases.map(() => []);
   for (let r = 0; r < rounds; r++) {
@@ -364,12 +370,6 @@ export async function roundRobin(cases, rounds) {
   }
   return times;
 }
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 // Per config, the median over rounds of its time over each floor's time in
 // the same round: { [configId]: { 'floor-max': x, 'floor-max-sum-exp': y } }.
