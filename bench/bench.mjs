@@ -156,16 +156,19 @@ if (!flag('--no-native')) {
   }
   const jobsFile = join(rowsDir, 'jobs.tsv');
   writeFileSync(jobsFile, jobs.map((j) => j.join('\t')).join('\n') + '\n');
-  log('native ...');
-  const out = await new Promise((resolve, reject) => {
-    const p = spawn(nativeBin, [jobsFile, String(timing.maxReps), String(timing.budgetMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // bd_native_bench's output lines (one JSON object each), parsed.
+  const runNative = (argv) => new Promise((resolve, reject) => {
+    const p = spawn(nativeBin, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
     let s = '';
     p.stdout.on('data', (d) => { s += d; });
-    p.on('close', (code) => (code === 0 ? resolve(s) : reject(new Error(`bd_native_bench exited ${code}`))));
+    p.on('close', (code) => (code === 0
+      ? resolve(s.trim().split('\n').map((line) => JSON.parse(line)))
+      : reject(new Error(`bd_native_bench ${argv.join(' ')} exited ${code}`))));
   });
+  log('native ...');
+  const out = await runNative([jobsFile, String(timing.maxReps), String(timing.budgetMs)]);
   const byFile = Object.fromEntries(rows.map((r) => [join(rowsDir, r.file), r.id]));
-  for (const line of out.trim().split('\n')) {
-    const j = JSON.parse(line);
+  for (const j of out) {
     const isFloor = j.config.startsWith('floor-');
     results.push({ env: 'native', impl: isFloor ? j.config : 'native', row: byFile[j.row],
       config: isFloor ? null : j.config, ms: j.ms, reps: j.reps, batch: 1,
@@ -179,15 +182,8 @@ if (!flag('--no-native')) {
     const roundsFile = join(rowsDir, 'rounds.tsv');
     writeFileSync(roundsFile, roundJobs.map((j) => j.join('\t')).join('\n') + '\n');
     log('native rounds ...');
-    const out = await new Promise((resolve, reject) => {
-      const p = spawn(nativeBin, ['--rounds', String(PAIRED_ROUNDS), roundsFile], { stdio: ['ignore', 'pipe', 'inherit'] });
-      let s = '';
-      p.stdout.on('data', (d) => { s += d; });
-      p.on('close', (code) => (code === 0 ? resolve(s) : reject(new Error(`bd_native_bench --rounds exited ${code}`))));
-    });
     const times = {};
-    for (const line of out.trim().split('\n')) {
-      const j = JSON.parse(line);
+    for (const j of await runNative(['--rounds', String(PAIRED_ROUNDS), roundsFile])) {
       (times[byFile[j.row]] ??= {})[j.config] = j.times;
     }
     for (const [rowId, t] of Object.entries(times)) paired.native[rowId] = suite.pairedRatios(t);
