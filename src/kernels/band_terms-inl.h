@@ -1,5 +1,5 @@
-// BandSum's terms, one vector at a time: the weight and a count of 1 for the
-// lanes inside the closed band [lo, hi] (NaN is never inside), 0 elsewhere.
+// BandSum's terms, one vector at a time: the weight of the lanes inside the
+// closed band [lo, hi] (NaN is never inside), 0 elsewhere, and their count.
 // One definition for BandSum and SumBandBlocks (moments.cc) and
 // BandSumGatherRing (threshold.cc), whose hole totals must be BandSum's bits.
 //
@@ -13,6 +13,8 @@
 
 #include <hwy/highway.h>
 
+#include "kernels/lane_counter-inl.h"
+
 HWY_BEFORE_NAMESPACE();
 namespace bd {
 namespace HWY_NAMESPACE {
@@ -24,13 +26,14 @@ HWY_INLINE auto BandMask(V x, V lo, V hi) {
   return hn::And(hn::Ge(x, lo), hn::Le(x, hi));
 }
 
-// Writes t[0] (weight) and t[1] (count) and returns the band's mask.
-template <class D, class V>
-HWY_INLINE auto BandTerms(D d, V x, V w, V lo, V hi, V* t) {
+// Writes t[0] (the weight of the lanes inside the band), counts them and
+// returns the band's mask.
+template <class D, class V, class Counter>
+HWY_INLINE auto BandTerms(D d, V x, V w, V lo, V hi, V* t, Counter& count) {
   namespace hn = hwy::HWY_NAMESPACE;
   const auto in = BandMask(x, lo, hi);
   t[0] = hn::IfThenElseZero(in, w);
-  t[1] = hn::IfThenElseZero(in, hn::Set(d, 1.0f));
+  count.Add(in);
   return in;
 }
 

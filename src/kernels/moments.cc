@@ -47,11 +47,13 @@ BandTotals BandSumImpl(const float* v, const float* w, size_t n, float lo, float
   const hn::ScalableTag<float> d;
   const auto vlo = hn::Set(d, lo);
   const auto vhi = hn::Set(d, hi);
-  double totals[2] = {0.0, 0.0};
-  SumVirtualLanes<2>(
-      d, v, w, n, NAN, [&](auto x, auto wx, auto* t) BD_TERMS { BandTerms(d, x, wx, vlo, vhi, t); },
-      totals, nullptr);
-  return BandTotals{static_cast<size_t>(totals[1]), totals[0]};
+  double total = 0.0;
+  LaneCounter<decltype(d)> count;
+  SumVirtualLanes<1>(
+      d, v, w, n, NAN,
+      [&](auto x, auto wx, auto* t) BD_TERMS { BandTerms(d, x, wx, vlo, vhi, t, count); }, &total,
+      nullptr);
+  return BandTotals{count.Total(), total};
 }
 
 double SumBandBlocksImpl(const float* v, const float* w, size_t n, float lo, float hi,
@@ -89,22 +91,22 @@ FiniteMomentSums FiniteMomentsImpl(const float* v, size_t n, float center) {
   const hn::ScalableTag<float> d;
   const auto vc = hn::Set(d, center);
   const auto vmin = hn::Set(d, -FLT_MAX);
-  const auto one = hn::Set(d, 1.0f);
-  double totals[3] = {0.0, 0.0, 0.0};
-  SumVirtualLanes<3>(
+  double totals[2] = {0.0, 0.0};
+  LaneCounter<decltype(d)> finite_count;
+  SumVirtualLanes<2>(
       d, v, nullptr, n, -HUGE_VALF,
       [&](auto x, auto, auto* t) BD_TERMS {
         const auto finite = hn::Ge(x, vmin);
         t[0] = hn::IfThenElseZero(finite, hn::Sub(x, vc));
         t[1] = hn::Mul(t[0], t[0]);
-        t[2] = hn::IfThenElseZero(finite, one);
+        finite_count.Add(finite);
       },
       totals, nullptr);
-  return FiniteMomentSums{static_cast<size_t>(totals[2]), totals[0], totals[1]};
+  return FiniteMomentSums{finite_count.Total(), totals[0], totals[1]};
 }
 
 // FiniteMoments' sum_d alone (the centring pass needs nothing else): the same
-// term in the same lane, so the same bits, at a third of the arithmetic.
+// term in the same lane, so the same bits, at half the arithmetic.
 double FiniteDeviationSumImpl(const float* v, size_t n, float center) {
   if (n <= kScalarMoments) return FiniteMomentsImpl(v, n, center).sum_d;
   const hn::ScalableTag<float> d;

@@ -8,6 +8,7 @@
 #include <hwy/highway.h>
 
 #include "kernels/exp-inl.h"
+#include "kernels/lane_counter-inl.h"
 #include "kernels/virtual_lanes-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -65,17 +66,17 @@ double ExpSumBelowImpl(const float* row, size_t n, float cut, float scale, doubl
   const hn::ScalableTag<float> d;
   const auto vcut = hn::Set(d, cut);
   const auto vscale = hn::Set(d, scale);
-  const auto one = hn::Set(d, 1.0f);
-  double totals[2] = {0.0, 0.0};
-  SumVirtualLanes<2>(
+  double total = 0.0;
+  LaneCounter<decltype(d)> at_cut;
+  SumVirtualLanes<1>(
       d, row, nullptr, n, -HUGE_VALF,
       [&](auto x, auto, auto* t) BD_TERMS {
         t[0] = hn::IfThenElseZero(hn::Lt(x, vcut), ExpFromCut(d, x, vcut, vscale));
-        t[1] = hn::IfThenElseZero(hn::Eq(x, vcut), one);
+        at_cut.Add(hn::Eq(x, vcut));
       },
-      totals, nullptr);
-  *equal = totals[1];
-  return totals[0];
+      &total, nullptr);
+  *equal = static_cast<double>(at_cut.Total());
+  return total;
 }
 
 // The sum over the entries at or below cut of exp((x - cut) * scale): each

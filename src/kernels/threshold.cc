@@ -290,24 +290,25 @@ BandTotals BandSumGatherRingImpl(const float* HWY_RESTRICT row, const float* HWY
   const auto step = hn::Set(di, static_cast<int32_t>(hn::Lanes(d)));
   auto id = hn::Iota(di, 0);
   size_t count = 0;
-  double totals[2] = {0.0, 0.0};
-  SumVirtualLanes<2>(
+  double hole_w = 0.0;
+  LaneCounter<decltype(d)> hole_count;
+  SumVirtualLanes<1>(
       d, row, w, n, NAN,
       [&](auto x, auto wx, auto* t) BD_TERMS {
-        const auto in_hole = BandTerms(d, x, wx, hlo, hhi, t);
+        const auto in_hole = BandTerms(d, x, wx, hlo, hhi, t, hole_count);
         const auto in_ring = hn::AndNot(in_hole, hn::And(hn::Ge(x, vlo), hn::Le(x, vhi)));
         count = w_out ? StoreKept<true>(d, in_ring, x, id, wx, vals_out, ids_out, w_out, count)
                       : StoreKept<false>(d, in_ring, x, id, x, vals_out, ids_out, nullptr, count);
         id = hn::Add(id, step);
       },
-      totals, nullptr);
+      &hole_w, nullptr);
   *gathered = count;
-  return BandTotals{static_cast<size_t>(totals[1]), totals[0]};
+  return BandTotals{hole_count.Total(), hole_w};
 }
 
 // ExpWrite and BandSumGatherRing of its exps, for a ring with no upper edge
 // (top-p's: lo <= row[i] < hole_lo), in one pass: term 0 is the exp pass's
-// (the same lanes, so z and every exp are ExpWrite's bits), terms 1 and 2
+// (the same lanes, so z and every exp are ExpWrite's bits), term 1 and the count
 // BandTerms' over the hole [hole_lo, +inf] (BandSum's bits). The pad, -inf,
 // has exp 0 and is in neither (lo is finite).
 double ExpWriteGatherRingImpl(const float* row, size_t n, float max, float scale,
@@ -324,17 +325,18 @@ double ExpWriteGatherRingImpl(const float* row, size_t n, float max, float scale
   const auto step = hn::Set(di, static_cast<int32_t>(hn::Lanes(d)));
   auto id = hn::Iota(di, 0);
   size_t count = 0;
-  double totals[3] = {0.0, 0.0, 0.0};
-  SumVirtualLanesGrouped<3>(
+  double totals[2] = {0.0, 0.0};
+  LaneCounter<decltype(d)> hole_count;
+  SumVirtualLanesGrouped<2>(
       d, row, nullptr, n, -HUGE_VALF,
       [&](auto& x, auto&, auto& t) BD_TERMS {  // the group's exps interleaved, then each in turn
         constexpr size_t G = sizeof(x) / sizeof(x[0]);
         hn::Vec<decltype(d)> y[G];
         for (size_t g = 0; g < G; ++g) y[g] = hn::Mul(hn::Sub(x[g], vmax), vscale);
         ExpF32Each<G>(d, y);
-        for (size_t g = 0; g < G; ++g) {  // t[0] = the exp, the hole's t[1] and t[2], the ring
+        for (size_t g = 0; g < G; ++g) {  // t[0] = the exp, the hole's t[1] and count, the ring
           t[g][0] = y[g];
-          const auto in_hole = BandTerms(d, x[g], y[g], hlo, hhi, t[g] + 1);
+          const auto in_hole = BandTerms(d, x[g], y[g], hlo, hhi, t[g] + 1, hole_count);
           count = StoreKept<true>(d, hn::AndNot(in_hole, hn::Ge(x[g], vlo)), x[g], id, y[g],
                                   vals_out, ids_out, w_out, count);
           id = hn::Add(id, step);
@@ -342,7 +344,7 @@ double ExpWriteGatherRingImpl(const float* row, size_t n, float max, float scale
       },
       totals, nullptr, e_out);
   *gathered = count;
-  *hole = BandTotals{static_cast<size_t>(totals[2]), totals[1]};
+  *hole = BandTotals{hole_count.Total(), totals[1]};
   return totals[0];
 }
 
