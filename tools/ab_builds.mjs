@@ -1,24 +1,27 @@
-// Side-by-side A/B of two (or more) builds of the package in one Node process:
-// each build's dist/ loaded as its own wasm instance, the calls interleaved
-// round by round so machine noise hits them alike; min / median ms per call.
-//   node tools/ab_builds.mjs OLD_DIST NEW_DIST [...]
+// Side-by-side A/B of two (or more) builds of the package in one Node process
+// (or, with --chromium, one headless Chromium page: a browser's V8 can rank
+// two builds otherwise than Node's, as the grouped exp showed): each build's
+// dist/ loaded as its own wasm instance, the calls interleaved round by round
+// so machine noise hits them alike; min / median ms per call.
+//   node tools/ab_builds.mjs [--chromium] OLD_DIST NEW_DIST [...]
 // (AB_CONFIGS, AB_ROWS, AB_V, AB_ROUNDS, AB_SEED: see below.)
 // (a dist/ folder per build, e.g. from `git worktree add` + `npm run build`).
 // Rows: bench/suite.mjs's LLM-shaped and flat rows at V = 262144.
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { makeRow } from '../bench/suite.mjs';
+import { timeRounds } from './ab_rounds.mjs';
 
 const V = Number(process.env.AB_V ?? 262144);
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 41);
-const dirs = process.argv.slice(2);
+const chromium = process.argv.includes('--chromium');
+const dirs = process.argv.slice(2).filter((a) => a !== '--chromium');
 if (dirs.length < 2) {
-  console.error('usage: node tools/ab_builds.mjs OLD_DIST NEW_DIST [...]');
+  console.error('usage: node tools/ab_builds.mjs [--chromium] OLD_DIST NEW_DIST [...]');
   process.exit(2);
 }
-const mods = [];
-for (const d of dirs) mods.push((await import(pathToFileURL(path.resolve(d, 'node.mjs')).href)).load());
-const bds = await Promise.all(mods);
 // AB_CONFIGS='[["name", {options}, decode?], ...]' replaces the default set.
 const configs = process.env.AB_CONFIGS ? JSON.parse(process.env.AB_CONFIGS) : [
   ['top_p 0.9 sample', { top_p: 0.9 }],
@@ -26,24 +29,66 @@ const configs = process.env.AB_CONFIGS ? JSON.parse(process.env.AB_CONFIGS) : [
   ['min_p 0.05 sample', { min_p: 0.05 }],
   ['top_p 0.9 decode', { top_p: 0.9 }, true],
 ];
-const kinds = (process.env.AB_ROWS ?? 'llm,flat').split(',');
-const cases = [];
-for (const kind of kinds) {
+// The rows, as makeRow's arguments (each environment makes its own copy).
+const rows = (process.env.AB_ROWS ?? 'llm,flat').split(',').map((kind) => ({
+  kind,
   // AB_SEED=bench: the rows `npm run bench` times; else seed 1 (or AB_SEED).
-  const seed = process.env.AB_SEED === 'bench' ? V * 7 + (kind === 'flat' ? 1 : 0)
-    : Number(process.env.AB_SEED ?? 1);
-  const row = makeRow(kind, V, seed);
-  for (const [name, o, decode] of configs) cases.push([`${kind} ${name}`, row, o, decode]);
+  seed: process.env.AB_SEED === 'bench' ? V * 7 + (kind === 'flat' ? 1 : 0)
+    : Number(process.env.AB_SEED ?? 1),
+}));
+const cases = casesOf(rows.map(({ kind, seed }) => makeRow(kind, V, seed)));
+function casesOf(made) {
+  return rows.flatMap(({ kind }, r) =>
+    configs.map(([name, o, decode]) => [`${kind} ${name}`, made[r], o, decode]));
 }
-const times = cases.map(() => bds.map(() => []));
-for (let r = 0; r < ROUNDS; ++r) {
-  cases.forEach(([, row, o, decode], c) => bds.forEach((bd, b) => {
-    const t0 = performance.now();
-    for (let i = 0; i < 5; ++i) decode ? bd.decode(row, o) : bd.sample(row, { ...o, seed: 1, step: i });
-    times[c][b].push((performance.now() - t0) / 5);
-  }));
+const times = chromium ? await timeInChromium() : await timeInNode();
+
+async function timeInNode() {
+  const bds = await Promise.all(
+    dirs.map(async (d) => (await import(pathToFileURL(path.resolve(d, 'node.mjs')).href)).load()));
+  return timeRounds(bds, cases, ROUNDS);
 }
-console.log(`V = ${V}, ${ROUNDS} rounds x 5 calls, min / median ms per call`);
+
+// Each dist/ copied under the bench server's /rows/ (a temporary folder) and
+// loaded by the bench's page (cross-origin isolated: fine timer resolution),
+// which makes the same rows with the same makeRow.
+async function timeInChromium() {
+  const { startServer } = await import('../bench/server.mjs');
+  const { chromium: browser } = await import('playwright-core');
+  const served = mkdtempSync(path.join(tmpdir(), 'bd-ab-'));
+  dirs.forEach((d, b) => cpSync(d, path.join(served, `build${b}`), { recursive: true }));
+  const { server, url } = await startServer(served);
+  const profile = mkdtempSync(path.join(tmpdir(), 'bd-ab-chromium-'));
+  const context = await browser.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
+  });
+  try {
+    const page = await context.newPage();
+    await page.goto(`${url}/bench/page.html`);
+    await page.waitForFunction(() => window.benchReady !== undefined);
+    await page.evaluate(() => window.benchReady);  // its own loads done before the rounds
+    const spec = cases.map(([name, , o, decode]) => [name, o, decode]);
+    return await page.evaluate(async ({ builds, rows, V, spec, rounds }) => {
+      const { timeRounds: inRounds } = await import('/tools/ab_rounds.mjs');
+      const { makeRow: make } = await import('/bench/suite.mjs');
+      const bds = [];
+      for (let b = 0; b < builds; ++b) bds.push(await (await import(`/rows/build${b}/index.mjs`)).load());
+      const made = rows.map(({ kind, seed }) => make(kind, V, seed));
+      const per = spec.length / rows.length;
+      const pageCases = spec.map(([name, o, decode], c) => [name, made[Math.floor(c / per)], o, decode]);
+      return inRounds(bds, pageCases, rounds);
+    }, { builds: dirs.length, rows, V, spec, rounds: ROUNDS });
+  } finally {
+    await context.close();
+    server.close();
+    rmSync(profile, { recursive: true, force: true });
+    rmSync(served, { recursive: true, force: true });
+  }
+}
+
+console.log(`${chromium ? 'Chromium' : 'Node'}, V = ${V}, ${ROUNDS} rounds x 5 calls, min / median ms per call`);
 cases.forEach(([name], c) => {
   const cols = times[c].map((t, b) => {
     t.sort((x, y) => x - y);
