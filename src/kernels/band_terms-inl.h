@@ -28,8 +28,8 @@ HWY_INLINE auto BandMask(V x, V lo, V hi) {
 
 // Writes t[0] (the weight of the lanes inside the band), counts them and
 // returns the band's mask.
-template <class D, class V, class Counter>
-HWY_INLINE auto BandTerms(D /*d*/, V x, V w, V lo, V hi, V* t, Counter& count) {
+template <class V, class Counter>
+HWY_INLINE auto BandTerms(V x, V w, V lo, V hi, V* t, Counter& count) {
   namespace hn = hwy::HWY_NAMESPACE;
   const auto in = BandMask(x, lo, hi);
   t[0] = hn::IfThenElseZero(in, w);

@@ -51,7 +51,7 @@ BandTotals BandSumImpl(const float* v, const float* w, size_t n, float lo, float
   LaneCounter<decltype(d)> count;
   SumVirtualLanes<1>(
       d, v, w, n, NAN,
-      [&](auto x, auto wx, auto* t) BD_TERMS { BandTerms(d, x, wx, vlo, vhi, t, count); }, &total,
+      [&](auto x, auto wx, auto* t) BD_TERMS { BandTerms(x, wx, vlo, vhi, t, count); }, &total,
       nullptr);
   return BandTotals{count.Total(), total};
 }

@@ -295,7 +295,7 @@ BandTotals BandSumGatherRingImpl(const float* HWY_RESTRICT row, const float* HWY
   SumVirtualLanes<1>(
       d, row, w, n, NAN,
       [&](auto x, auto wx, auto* t) BD_TERMS {
-        const auto in_hole = BandTerms(d, x, wx, hlo, hhi, t, hole_count);
+        const auto in_hole = BandTerms(x, wx, hlo, hhi, t, hole_count);
         const auto in_ring = hn::AndNot(in_hole, hn::And(hn::Ge(x, vlo), hn::Le(x, vhi)));
         count = w_out ? StoreKept<true>(d, in_ring, x, id, wx, vals_out, ids_out, w_out, count)
                       : StoreKept<false>(d, in_ring, x, id, x, vals_out, ids_out, nullptr, count);
@@ -336,7 +336,7 @@ double ExpWriteGatherRingImpl(const float* row, size_t n, float max, float scale
         ExpF32Each<G>(d, y);
         for (size_t g = 0; g < G; ++g) {  // t[0] = the exp, the hole's t[1] and count, the ring
           t[g][0] = y[g];
-          const auto in_hole = BandTerms(d, x[g], y[g], hlo, hhi, t[g] + 1, hole_count);
+          const auto in_hole = BandTerms(x[g], y[g], hlo, hhi, t[g] + 1, hole_count);
           count = StoreKept<true>(d, hn::AndNot(in_hole, hn::Ge(x[g], vlo)), x[g], id, y[g],
                                   vals_out, ids_out, w_out, count);
           id = hn::Add(id, step);
