@@ -195,15 +195,11 @@ if (!flag('--no-native')) {
 // ---- Chromium (bench/page.html, driven by playwright-core)
 let chromiumInfo = null;
 if (!flag('--no-browser')) {
-  const { chromium } = await import('playwright-core');
+  // The browser tests' launcher: the same flags (no GPU), a fresh profile.
+  const { launchChromium } = await import('../tests/browser/chromium.mjs');
   const { server, url } = await startServer(rowsDir);
-  const profile = mkdtempSync(join(tmpdir(), 'bd-bench-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launchChromium();
+  const { context } = browser;
   try {
     const page = await context.newPage();
     const errors = [];
@@ -226,9 +222,8 @@ if (!flag('--no-browser')) {
     chromiumInfo = { version: context.browser()?.version() ?? sh('/usr/bin/chromium', ['--version']),
       userAgent: r.ua, target: r.target, crossOriginIsolated: r.isolated, ort: r.ort, wasmFiles: [...wasmFiles] };
   } finally {
-    await context.close();
+    await browser.close();
     server.close();
-    rmSync(profile, { recursive: true, force: true });
   }
 }
 rmSync(rowsDir, { recursive: true, force: true });

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { makeRow } from '../bench/suite.mjs';
-import { timeRounds } from './ab_rounds.mjs';
+import { casesWithRows, timeRounds } from './ab_rounds.mjs';
 
 const V = Number(process.env.AB_V ?? 262144);
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 41);
@@ -29,24 +29,23 @@ const configs = process.env.AB_CONFIGS ? JSON.parse(process.env.AB_CONFIGS) : [
   ['min_p 0.05 sample', { min_p: 0.05 }],
   ['top_p 0.9 decode', { top_p: 0.9 }, true],
 ];
-// The rows, as makeRow's arguments (each environment makes its own copy).
+// The rows, as makeRow's arguments (each environment makes its own copy),
+// and the cases over them (the row by its index).
 const rows = (process.env.AB_ROWS ?? 'llm,flat').split(',').map((kind) => ({
   kind,
   // AB_SEED=bench: the rows `npm run bench` times; else seed 1 (or AB_SEED).
   seed: process.env.AB_SEED === 'bench' ? V * 7 + (kind === 'flat' ? 1 : 0)
     : Number(process.env.AB_SEED ?? 1),
 }));
-const cases = casesOf(rows.map(({ kind, seed }) => makeRow(kind, V, seed)));
-function casesOf(made) {
-  return rows.flatMap(({ kind }, r) =>
-    configs.map(([name, o, decode]) => [`${kind} ${name}`, made[r], o, decode]));
-}
+const spec = rows.flatMap(({ kind }, r) =>
+  configs.map(([name, o, decode]) => [`${kind} ${name}`, r, o, decode]));
 const times = chromium ? await timeInChromium() : await timeInNode();
 
 async function timeInNode() {
   const bds = await Promise.all(
     dirs.map(async (d) => (await import(pathToFileURL(path.resolve(d, 'node.mjs')).href)).load()));
-  return timeRounds(bds, cases, ROUNDS);
+  return timeRounds(bds, casesWithRows(spec, rows.map(({ kind, seed }) => makeRow(kind, V, seed))),
+    ROUNDS);
 }
 
 // Each dist/ copied under the bench server's /rows/ (a temporary folder) and
@@ -54,42 +53,32 @@ async function timeInNode() {
 // which makes the same rows with the same makeRow.
 async function timeInChromium() {
   const { startServer } = await import('../bench/server.mjs');
-  const { chromium: browser } = await import('playwright-core');
+  const { launchChromium } = await import('../tests/browser/chromium.mjs');
   const served = mkdtempSync(path.join(tmpdir(), 'bd-ab-'));
   dirs.forEach((d, b) => cpSync(d, path.join(served, `build${b}`), { recursive: true }));
   const { server, url } = await startServer(served);
-  const profile = mkdtempSync(path.join(tmpdir(), 'bd-ab-chromium-'));
-  const context = await browser.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-  });
+  const browser = await launchChromium();
   try {
-    const page = await context.newPage();
+    const page = await browser.context.newPage();
     await page.goto(`${url}/bench/page.html`);
     await page.waitForFunction(() => window.benchReady !== undefined);
     await page.evaluate(() => window.benchReady);  // its own loads done before the rounds
-    const spec = cases.map(([name, , o, decode]) => [name, o, decode]);
     return await page.evaluate(async ({ builds, rows, V, spec, rounds }) => {
-      const { timeRounds: inRounds } = await import('/tools/ab_rounds.mjs');
+      const { casesWithRows: withRows, timeRounds: inRounds } = await import('/tools/ab_rounds.mjs');
       const { makeRow: make } = await import('/bench/suite.mjs');
       const bds = [];
       for (let b = 0; b < builds; ++b) bds.push(await (await import(`/rows/build${b}/index.mjs`)).load());
-      const made = rows.map(({ kind, seed }) => make(kind, V, seed));
-      const per = spec.length / rows.length;
-      const pageCases = spec.map(([name, o, decode], c) => [name, made[Math.floor(c / per)], o, decode]);
-      return inRounds(bds, pageCases, rounds);
+      return inRounds(bds, withRows(spec, rows.map(({ kind, seed }) => make(kind, V, seed))), rounds);
     }, { builds: dirs.length, rows, V, spec, rounds: ROUNDS });
   } finally {
-    await context.close();
+    await browser.close();
     server.close();
-    rmSync(profile, { recursive: true, force: true });
     rmSync(served, { recursive: true, force: true });
   }
 }
 
 console.log(`${chromium ? 'Chromium' : 'Node'}, V = ${V}, ${ROUNDS} rounds x 5 calls, min / median ms per call`);
-cases.forEach(([name], c) => {
+spec.forEach(([name], c) => {
   const cols = times[c].map((t, b) => {
     t.sort((x, y) => x - y);
     return `${path.basename(path.dirname(path.resolve(dirs[b])))}/${path.basename(dirs[b])} ${t[0].toFixed(3)} / ${t[t.length >> 1].toFixed(3)}`;

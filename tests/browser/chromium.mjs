@@ -1,5 +1,6 @@
-// Headless Chromium for the browser tests (Debian's, driven by playwright-core):
-// one launcher, so every test file runs the browser with the same flags.
+// Headless Chromium (Debian's, driven by playwright-core) for the browser
+// tests, the bench and tools/ab_builds.mjs --chromium: one launcher, so each
+// runs the browser with the same flags.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
