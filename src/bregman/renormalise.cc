@@ -45,6 +45,7 @@ void PowersOf(const double* p, size_t k, double e, double* out, const One& one) 
 
 void PrimalPowers(const double* p, size_t k, double b, double* out) {
   PowersOf(p, k, b, out, [b](double x) { return PrimalPower(x, b); });
+  for (size_t i = 0; i < k; ++i) out[i] = PrimalPowerStored(out[i]);
 }
 
 void DualPowers(const double* p, size_t k, double alpha, double* out) {

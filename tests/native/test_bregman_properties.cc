@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -798,6 +800,75 @@ TEST_CASE("bregman property: primal at a large alpha (k = 1 priced, far coordina
     }
     CHECK(sum == doctest::Approx(1.0).epsilon(1e-11));
     CHECK(hi - lo < 1e-9 * std::fabs(lo));
+  }
+  // Kept tokens whose p^b is subnormal (found by the fuzzer: alpha 400, a
+  // softmax of 17 logits, k = 2). p^b held a few significant bits, and the
+  // map divides by it, so q = p (1 + b nu / p^b)^{1/b} took its rounding:
+  // p = 0.1843 (p^b = e^-675) got q = 0.49998 and p = 0.1558 (p^b = e^-741.8)
+  // got 0.50002. Reference: q_i = (p_i^b + s)^{1/b} with sum q = 1 solved for
+  // log s by bisection in long double, whose range holds every p^b here.
+  // Tokens placed by their p^b = e^-c, across the subnormal range
+  // (c 708-745) and either side of it.
+  {
+    const double cs[] = {600.0, 675.0, 700.0, 709.0, 715.0, 730.0, 741.8, 744.0, 746.0, 800.0};
+    size_t checked = 0;
+    for (double alpha : {20.0, 64.0, 100.0, 200.0, 400.0, 1000.0}) {
+      const double b = alpha - 1.0;
+      for (size_t first = 0; first < std::size(cs); ++first) {
+        for (size_t k : {2, 3, 4}) {
+          if (first + k > std::size(cs)) continue;
+          std::vector<double> kept(k);
+          double mass = 0.0;
+          for (size_t i = 0; i < k; ++i) mass += kept[i] = std::exp(-cs[first + i] / b);
+          if (mass > 0.999) continue;
+          CAPTURE(alpha);
+          CAPTURE(first);
+          CAPTURE(k);
+          const long double lb = b;
+          auto sum_q = [&](long double log_s) {
+            long double total = 0.0L;
+            for (double v : kept) {
+              total += std::exp(std::log(std::exp(lb * std::log(static_cast<long double>(v))) +
+                                         std::exp(log_s)) / lb);
+            }
+            return total;
+          };
+          long double lo = -12000.0L, hi = 0.0L;  // sum q(lo) < 1 <= sum q(hi)
+          for (int it = 0; it < 200; ++it) {
+            const long double mid = 0.5L * (lo + hi);
+            (sum_q(mid) >= 1.0L ? hi : lo) = mid;
+          }
+          std::vector<double> q(k), scratch(k);
+          bd::BregmanRenormalise(bd::BregmanDivergence::kPrimal, alpha, kept.data(), k, q.data(),
+                                 scratch.data());
+          for (size_t i = 0; i < k; ++i) {
+            const long double v = kept[i];
+            const long double want =
+                std::exp(std::log(std::exp(lb * std::log(v)) + std::exp(hi)) / lb);
+            CHECK(q[i] == doctest::Approx(static_cast<double>(want)).epsilon(1e-12));
+            // In order up to rounding: near-equal q (s dominating every p^b) may
+            // come out an ulp apart either way.
+            if (i > 0) CHECK(q[i] <= q[i - 1] * (1.0 + 0x1p-51));
+          }
+          ++checked;
+        }
+      }
+    }
+    CHECK(checked > 100);
+    // The fuzzer's row itself, adaptive: k = 2, q in order.
+    const double logits[] = {-1.4089601,   -2.45330191, -2.53103399, -0.959130585, -0.712757409,
+                             -2.85882783,  -0.737298667, -2.82437015, -1.72855246, -2.98530793,
+                             -2.60467243,  -2.25679326,  -2.72389913, -0.544811487, -2.01394844,
+                             -2.49000669};
+    std::vector<double> row(std::begin(logits), std::end(logits));
+    std::sort(row.begin(), row.end(), std::greater<double>());
+    double z = 0.0;
+    for (double& v : row) z += v = std::exp(v - logits[13]);
+    for (double& v : row) v /= z;
+    bd::SortedProbsArray probs(row.data(), row.size());
+    const bd::BregmanResult r = bd::DecodeBregman(Params(false, 400.0, 1e-6), probs, ws);
+    CHECK(r.k == 2);
+    CHECK(ws.q[0] >= ws.q[1]);
   }
   // d(1, p) near alpha = 1 with a tiny p (a direct BregmanRenormalise call; in
   // a decode p_max >= 1/V): the form for alpha L > 700 must not drop alpha
