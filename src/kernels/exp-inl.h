@@ -39,7 +39,7 @@ HWY_INLINE void ExpF32Each(D d, V* x) {
   const hn::RebindToSigned<D> di;
   using M = decltype(hn::Lt(x[0], x[0]));
   M flushed[K];
-  V n[K], r[K], p[K];
+  V shifted[K], n[K], r[K], p[K];
   for (size_t k = 0; k < K; ++k) flushed[k] = hn::Lt(x[k], hn::Set(d, kExpF32Floor));
   // Clamp so 2^n stays a normal float and -inf / huge values do no harm.
   for (size_t k = 0; k < K; ++k) x[k] = hn::Min(hn::Max(x[k], hn::Set(d, -87.5f)), hn::Set(d, 88.0f));
@@ -47,7 +47,8 @@ HWY_INLINE void ExpF32Each(D d, V* x) {
   // plain IEEE adds, identical everywhere.
   const auto shifter = hn::Set(d, 12582912.0f);
   for (size_t k = 0; k < K; ++k) {
-    n[k] = hn::Sub(hn::Add(hn::Mul(x[k], hn::Set(d, 1.44269504088896341f)), shifter), shifter);
+    shifted[k] = hn::Add(hn::Mul(x[k], hn::Set(d, 1.44269504088896341f)), shifter);
+    n[k] = hn::Sub(shifted[k], shifter);
   }
   // ln2 = 0.693359375 (9 significant bits: n * it is exact) - 2.12194440e-4.
   for (size_t k = 0; k < K; ++k) r[k] = hn::Sub(x[k], hn::Mul(n[k], hn::Set(d, 0.693359375f)));
@@ -59,9 +60,14 @@ HWY_INLINE void ExpF32Each(D d, V* x) {
   for (float c : kCoeff) {
     for (size_t k = 0; k < K; ++k) p[k] = hn::Add(hn::Mul(p[k], r[k]), hn::Set(d, c));
   }
+  // 2^n from the shifted sum's own bits: it lies in [2^23, 2^24), where the
+  // bits are 0x4B400000 + n, and shifting n + 127 + 0x4B400000 left by 23
+  // drops the constant (0x4B400000 << 23 is 0 mod 2^32), so no float-to-int
+  // conversion is needed (wasm's saturating one costs V8 about eight x86
+  // instructions; the same bits).
   for (size_t k = 0; k < K; ++k) {
     const auto two_n = hn::BitCast(
-        d, hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, n[k]), hn::Set(di, 127))));
+        d, hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, shifted[k]), hn::Set(di, 127))));
     x[k] = hn::IfThenZeroElse(flushed[k], hn::Mul(p[k], two_n));
   }
 }
