@@ -70,18 +70,6 @@ float ThresholdForTop(const float* row, size_t n, float max, size_t want,
   return t_lo;
 }
 
-// The want-th largest block maximum: at least `want` entries (one per such
-// block) are >= it, and only those blocks can hold entries >= it. One
-// selection over V / kBlock floats replaces the threshold search's passes.
-// NaN when fewer than `want` blocks hold a finite entry.
-float ThresholdFromBlocks(const float* block_max, size_t nb, size_t want, float* scratch) {
-  if (want == 0 || want > nb) return NAN;
-  std::copy(block_max, block_max + nb, scratch);
-  std::nth_element(scratch, scratch + (want - 1), scratch + nb, std::greater<float>());
-  const float t = scratch[want - 1];
-  return t >= -FLT_MAX ? t : NAN;
-}
-
 // A threshold with, very likely, at least `want` entries >= it, from a fixed
 // strided sample of the row (every stride-th entry, ~n / 32 of them): the
 // sample's j-th largest, j its share of `want` plus a margin of a few
@@ -109,6 +97,18 @@ float ThresholdFromSample(const float* row, size_t n, size_t want, float* scratc
 }
 
 }  // namespace
+
+// The want-th largest block maximum: at least `want` entries (one per such
+// block) are >= it, and only those blocks can hold entries >= it. One
+// selection over V / kBlock floats replaces the threshold search's passes.
+// NaN when fewer than `want` blocks hold a finite entry.
+float ThresholdFromBlocks(const float* block_max, size_t nb, size_t want, float* scratch) {
+  if (want == 0 || want > nb) return NAN;
+  std::copy(block_max, block_max + nb, scratch);
+  std::nth_element(scratch, scratch + (want - 1), scratch + nb, std::greater<float>());
+  const float t = scratch[want - 1];
+  return t >= -FLT_MAX ? t : NAN;
+}
 
 void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
   if (!c.truncated) {

@@ -153,6 +153,11 @@ inline const float* RowBlocks(const Candidates& c) {
   return c.blocks_valid ? c.block_max : nullptr;
 }
 
+// The want-th largest of the nb block maxima: at least `want` entries are
+// >= it, and only the blocks whose maximum reaches it can hold them (NaN
+// when fewer than `want` blocks hold a finite entry). scratch: nb floats.
+float ThresholdFromBlocks(const float* block_max, size_t nb, size_t want, float* scratch);
+
 // The full row, writable: copies a borrowed row into own_row first (once).
 // Every in-place write to c.row goes through this.
 float* MutableRow(Candidates& c);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/blocks.h"
 #include "kernels/det_math.h"
 #include "kernels/exp_f64.h"
 #include "kernels/histogram.h"
@@ -191,28 +192,69 @@ struct TopPRingPlace {
   float t_lo, t_hi;
 };
 
-// The mass the nucleus leaves out, as TopPRing's placement takes it: known
-// (z - target, after the exp pass), or a share of the sample's estimate of
-// z (before it: ExpPassWithRing).
-struct Outside {
-  double mass;   // used when share is 0
-  double share;  // > 0: mass = share * the sample's z
-};
-
-// The sample's bin of the boundary, from outside in (kBins: none), and the
-// mass outside it in row units (outside.share > 0: that share of the
-// sample's z).
-uint32_t SampledBoundary(const double* bins, double scale, Outside outside, double* mass) {
-  *mass = outside.mass;
-  if (outside.share > 0.0) {
-    double z = 0.0;
-    for (uint32_t b = 0; b < sampled::kBins; ++b) z += bins[b];
-    *mass = outside.share * z * scale;
-  }
+// The sample's bin of the boundary, from outside in (kBins: none), for
+// `outside`, the mass the nucleus leaves out (z - target; before the exp
+// pass, its share of EstimatedZ).
+uint32_t SampledBoundary(const double* bins, double scale, double outside) {
   // From the bottom: the tail the nucleus leaves out is what a sample
   // estimates well (sampled_ring.h); from the top, a flat row's head mass
   // came out ~3 % off, and the boundary outside any ring of a tenth of it.
-  return sampled::BinFromOutside(bins, scale, *mass);
+  return sampled::BinFromOutside(bins, scale, outside);
+}
+
+// The row's head before the exp pass: its entries at or above the
+// (blocks / kHeadShare)-th largest block maximum (t), and their weight z,
+// summed exactly. The sample estimates a flat row's z well, but a peaked
+// row's z is mostly a few heavy tokens that runs of the row catch only by
+// chance: on the bench's LLM-shaped row (V = 262 144) the sample's z was
+// 1.6 for 5.0, so top-p 0.95's and 0.99's rings went before the exp pass,
+// placed for a third of the tail, and missed. Only the blocks whose maximum
+// reaches t are read (a sixteenth of the row). No head (t = +inf) where the
+// block maxima weigh under kHeadWeight of the sample's z (a flat row's: 4 %
+// on the bench's), which costs one exp per block.
+struct RowHead {
+  float t;   // +inf: no head
+  double z;  // sum of exp((v - max) scale) over v >= t
+  size_t n;  // entries >= t
+};
+constexpr RowHead kNoHead{INFINITY, 0.0, 0};
+constexpr size_t kHeadShare = 16;
+constexpr double kHeadWeight = 0.1;
+
+RowHead HeadOfRow(const Candidates& c, float max, float scale, double sample_z, Workspace& ws) {
+  const float* blocks = RowBlocks(c);
+  if (!blocks) return kNoHead;
+  const size_t nb = NumBlocks(c.vocab);
+  float* scratch = ws.block_scratch.data();
+  if (ExpWrite(blocks, nb, max, scale, scratch) < kHeadWeight * sample_z) return kNoHead;
+  const float t = ThresholdFromBlocks(blocks, nb, std::max<size_t>(1, nb / kHeadShare), scratch);
+  if (!(t >= -FLT_MAX)) return kNoHead;
+  float* head = ws.tmp_logits.data();
+  const size_t n = GatherAtLeastSparse(c.row, c.vocab, t, ws.tmp_ids.data(), head, blocks);
+  double z = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    z += ExpFullF64((static_cast<double>(head[i]) - max) * scale);
+  }
+  return RowHead{t, z, n};
+}
+
+// z before the exp pass: the head's exact weight plus the sample's estimate
+// of the rest (the sampled entries below the head's t, scaled to the row's
+// entries below it). e holds the sample's exps (ForEachSampleRun's runs,
+// every run_step-th from run_first).
+double EstimatedZ(const float* row, const float* e, size_t len, RowHead head, size_t run_step,
+                  size_t run_first) {
+  double rest = 0.0;
+  size_t sampled_rest = 0;
+  sampled::ForEachSampleRun(len, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const bool below = row[i] < head.t;
+      rest += below ? e[i] : 0.0f;
+      sampled_rest += below;
+    }
+  }, run_step, run_first);
+  if (sampled_rest == 0) return head.z;
+  return head.z + rest * (static_cast<double>(len - head.n) / static_cast<double>(sampled_rest));
 }
 
 auto BelowMaxAt(float max, float inv) {
@@ -220,50 +262,61 @@ auto BelowMaxAt(float max, float inv) {
 }
 
 // Whether a quarter of the sample (every fourth run; e need hold only those)
-// puts at least half of the row inside the nucleus: a flat row's, where the
-// ring is placed before the exp pass (a peaked row's nucleus is a small part
-// of it, and pays only this).
-bool MostOfRowInside(const float* row, const float* e, size_t len, float max, float inv_width,
-                     Outside outside) {
+// puts at least a tenth of the row inside the nucleus, where the ring is
+// placed before the exp pass; a smaller nucleus (a peaked row's at p 0.9)
+// takes the prefilter, and pays only this. Measured natively on the bench's
+// LLM-shaped row (V = 262 144, ratios to the floor): the ring from a
+// nucleus of a tenth on took top-p 0.93 from 3.1 to 2.2 and 0.97 from 3.9
+// to 2.3 (the threshold was half the row), while at p 0.9 (7 % of the row)
+// the ring made it 2.5 against the prefilter's 2.4.
+constexpr size_t kRingBeforeExpsShare = 10;  // the nucleus's share of the row: 1 / 10
+bool NucleusIsLarge(const float* row, const float* e, size_t len, float max, float inv_width,
+                     double outside) {
   double bins[sampled::kBins];
   uint32_t count[sampled::kBins];
   const size_t n_sampled = sampled::BinSample(row, e, len, BelowMaxAt(max, inv_width), bins,
                                               count, kQuarterStep, kQuarterFirst);
-  double mass;
-  const uint32_t at = SampledBoundary(
-      bins, static_cast<double>(len) / static_cast<double>(n_sampled), outside, &mass);
+  const uint32_t at =
+      SampledBoundary(bins, static_cast<double>(len) / static_cast<double>(n_sampled), outside);
   if (at >= sampled::kBins) return false;
   size_t inside = 0;
   for (uint32_t b = 0; b <= at; ++b) inside += count[b];
-  return 2 * inside >= n_sampled;
+  return kRingBeforeExpsShare * inside >= n_sampled;
 }
 
 // Places a ring from the sample of the row's exps e (only the sampled
 // entries are read).
 bool PlaceTopPRing(const float* row, const float* e, size_t len, float max, float inv_width,
-                   Outside outside, TopPRingPlace* place) {
+                   double outside, TopPRingPlace* place) {
   using sampled::kBins;
   double bins[kBins];
   uint32_t count[kBins];
   const size_t n_sampled =
       sampled::BinSample(row, e, len, BelowMaxAt(max, inv_width), bins, count);
   const double scale = static_cast<double>(len) / static_cast<double>(n_sampled);
-  double outside_mass;
-  uint32_t at = SampledBoundary(bins, scale, outside, &outside_mass);
-  if (at >= kBins) return false;
-  // The reach, cut to a few boundary distances, and the sample again.
-  const float inv =
-      sampled::InvWidthForReach(sampled::kReachPerStop * sampled::BinEdge(at, inv_width), inv_width);
-  if (inv != inv_width) {
-    sampled::BinSample(row, e, len, BelowMaxAt(max, inv), bins, count);
-    at = sampled::BinFromOutside(bins, scale, outside_mass);
-    if (at >= kBins) return false;
+  const uint32_t at_full = SampledBoundary(bins, scale, outside);
+  if (at_full >= kBins) return false;
+  // The reach, cut to a few boundary distances, and the sample again. Where
+  // the row's max stands far above a dense background (a peaked row's head,
+  // top-p 0.99), buckets at three boundary distances are coarse against the
+  // background around the boundary and the ring holds more than kRingShare
+  // of the sample: once more at half that reach.
+  float inv = inv_width;
+  uint32_t first = 0, limit = 0;
+  bool placed = false;
+  for (double per_stop : {sampled::kReachPerStop, 0.5 * sampled::kReachPerStop}) {
+    inv = sampled::InvWidthForReach(per_stop * sampled::BinEdge(at_full, inv_width), inv_width);
+    uint32_t at = at_full;
+    if (inv != inv_width) {
+      sampled::BinSample(row, e, len, BelowMaxAt(max, inv), bins, count);
+      at = sampled::BinFromOutside(bins, scale, outside);
+      if (at >= kBins) return false;
+    }
+    placed = sampled::RingAround(count, at, n_sampled, sampled::kRingMargin, sampled::kRingShare,
+                                 &first, &limit);
+    if (placed || inv == inv_width) break;
   }
-  uint32_t first, limit;
-  if (!sampled::RingAround(count, at, n_sampled, sampled::kRingMargin, sampled::kRingShare, &first,
-                           &limit)) {
-    return false;
-  }
+  if (!placed) return false;
   // {bucket < k} = {v >= BucketThreshold(k)}: the hole above the ring, and
   // the ring's lower edge.
   *place = TopPRingPlace{inv, first, limit,
@@ -299,7 +352,7 @@ bool CutInRing(Candidates& c, const TopPRingPlace& r, float max, BandTotals hole
 bool TopPRing(Candidates& c, float max, float inv_width, const float* e, double z,
               double target, Workspace& ws, TopPRingCut* cut) {
   TopPRingPlace r;
-  if (!PlaceTopPRing(c.row, e, c.vocab, max, inv_width, Outside{z - target, 0.0}, &r)) {
+  if (!PlaceTopPRing(c.row, e, c.vocab, max, inv_width, z - target, &r)) {
     return false;
   }
   size_t n = 0;
@@ -310,8 +363,8 @@ bool TopPRing(Candidates& c, float max, float inv_width, const float* e, double 
 
 // The ring placed before the exp pass, on a row whose sample puts most of
 // it in the nucleus (a flat row, where the prefilter would refuse): the
-// sample's exps first (its runs of ExpWrite's values), its estimate of z
-// places the ring, and one pass writes every exp, sums z and gathers and
+// sample's exps first (its runs of ExpWrite's values), z estimated from
+// them and the row's head (HeadOfRow) places the ring, and one pass writes every exp, sums z and gathers and
 // weighs the ring (ExpWriteGatherRing: the exp pass's and
 // BandSumGatherRing's bits), so the ring costs no pass of its own. Only the
 // ring's place depends on the estimate: a ring that misses the boundary
@@ -328,14 +381,18 @@ bool ExpPassWithRing(Candidates& c, double p, float max, float scale, float* e, 
     ExpWrite(row + begin, end - begin, max, scale, e + begin);
   };
   const float inv_width = TopPInvWidth(c);
-  const Outside outside{0.0, 1.0 - TopPShare(p)};
+  const double out_share = 1.0 - TopPShare(p);
   sampled::ForEachSampleRun(len, exps_of_run, kQuarterStep, kQuarterFirst);
-  if (!MostOfRowInside(row, e, len, max, inv_width, outside)) return false;
+  const RowHead head = HeadOfRow(
+      c, max, scale, EstimatedZ(row, e, len, kNoHead, kQuarterStep, kQuarterFirst), ws);
+  const double quarter_z = EstimatedZ(row, e, len, head, kQuarterStep, kQuarterFirst);
+  if (!NucleusIsLarge(row, e, len, max, inv_width, out_share * quarter_z)) return false;
   for (size_t first = 0; first < kQuarterStep; ++first) {
     if (first != kQuarterFirst) sampled::ForEachSampleRun(len, exps_of_run, kQuarterStep, first);
   }
   TopPRingPlace r;
-  if (!PlaceTopPRing(row, e, len, max, inv_width, outside, &r)) return false;
+  const double z_estimate = EstimatedZ(row, e, len, head, 1, 0);
+  if (!PlaceTopPRing(row, e, len, max, inv_width, out_share * z_estimate, &r)) return false;
   size_t n = 0;
   BandTotals hole{};
   *z = ExpWriteGatherRing(row, len, max, scale, e, r.t_lo, r.t_hi, ws.ids.data(),

@@ -776,6 +776,61 @@ TEST_CASE("top-p's ring (flat rows) gives the row histogram's cut: tokens, kept 
   CHECK(fused_missed > 0);
 }
 
+TEST_CASE("top-p's ring on a peaked row: placed before the exp pass from the head's exact weight, the row histogram's cut") {
+  // An LLM-shaped row (a Gaussian background and a Zipf head of 64 heavy
+  // tokens at random ids, the head holding 4x the background's mass, the
+  // bench's shape): the sample's runs catch the head only by chance, so its
+  // z was a third of the row's and the ring placed before the exp pass for
+  // p 0.95-0.99 missed (then the prefilter, or the row's histogram). The
+  // head (entries at or above the 16th part of the block maxima's ranking)
+  // is now summed exactly, and a ring that would hold more than its share
+  // of the sample (a far max over a dense background) is tried again at
+  // half the reach. Against the same decoder with the ring off, sample and
+  // decode; and, at V = 262 144 and p >= 0.93, every ring placed before the
+  // exp pass must hold the boundary.
+  std::mt19937_64 rng(43);
+  bd::Decoder dec;
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  size_t missed_before = 0;
+  size_t compared = 0, large = 0;
+  size_t large_fused = 0, large_missed = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    const size_t v = trial % 2 == 0 ? 262144 : 65536 + rng() % 150000;
+    std::vector<float> row(v);
+    for (float& x : row) x = 1.5f * g(rng);
+    double zipf = 0.0;
+    for (int r = 1; r <= 64; ++r) zipf += std::pow(r, -1.1);
+    const double c = std::log(4.0 * static_cast<double>(v) * std::exp(1.125) / zipf);
+    for (int r = 0; r < 64; ++r) {
+      row[rng() % v] = static_cast<float>(c - 1.1 * std::log(r + 1.0));
+    }
+    bd::DecodeOptions o;
+    const float ps[] = {0.9f, 0.93f, 0.95f, 0.97f, 0.99f};
+    o.top_p = ps[trial % 5];
+    o.temperature = (trial / 5) % 2 == 0 ? 1.0f : 0.7f;
+    CAPTURE(trial);
+    CAPTURE(v);
+    CAPTURE(o.top_p);
+    const size_t fused_before = bd::TopPRingsBeforeExpsForTesting(&missed_before);
+    SamePathOnAndOff(dec, row, o, 17, {true, false}, bd::SetTopPRingForTesting);
+    ++compared;
+    size_t missed = 0;
+    const size_t fused = bd::TopPRingsBeforeExpsForTesting(&missed) - fused_before;
+    if (v == 262144 && o.top_p >= 0.93f && o.temperature == 1.0f) {
+      ++large;
+      large_fused += fused;
+      large_missed += missed - missed_before;
+    }
+  }
+  bd::SetTopPRingForTesting(true);
+  MESSAGE(compared << " peaked rows; at V = 262144, p >= 0.93, T = 1: " << large_fused
+                   << " rings before the exp pass over " << large << " rows, " << large_missed
+                   << " missed");
+  CHECK(large >= 3);
+  CHECK(large_fused >= 5 * large);  // (each row: 5 calls with the ring on)
+  CHECK(large_missed == 0);
+}
+
 TEST_CASE("top-p's row prefilter changes nothing: tokens, kept sets and probabilities equal the full histogram's") {
   // The prefilter histograms only the row's top (a sample picks where to
   // cut); when it decides, its cut must be the full histogram's, bit for
