@@ -56,6 +56,8 @@ size_t TopPRingMissesForTesting();
 // (ExpWriteGatherRing: a flat row's), and (missed) how often such a ring
 // missed the boundary.
 size_t TopPRingsBeforeExpsForTesting(size_t* missed = nullptr);
+// The same for the prefilter's top gathered by the exp pass (peaked rows).
+size_t TopPPrefiltersBeforeExpsForTesting(size_t* missed = nullptr);
 // Typical's row cut by bands (SIMD passes) or by the general walk (gather
 // and classify every candidate); the hits count the band path's successes.
 void SetTypicalRowBandsForTesting(bool on);

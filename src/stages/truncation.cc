@@ -71,7 +71,7 @@ constexpr size_t kPrefilterMin = 16384;
 constexpr size_t kPrefilterSample = 4096;  // entries of the strided sample
 
 // A row's top-p, restricted to its top: a strided sample of the row's exps
-// estimates how many of the lowest buckets hold at most kMargin (80 %) of the
+// estimates how many of the lowest buckets hold at most kPrefilterMargin (80 %) of the
 // mass the nucleus leaves out (the first bucket k_low of that tail); the row's
 // entries above it, t_low = BucketThreshold(k_low), are gathered with their
 // exps (ws.ids / ws.logits / ws.stage_f32) and histogrammed. {v >= t_low} is
@@ -80,42 +80,18 @@ constexpr size_t kPrefilterSample = 4096;  // entries of the strided sample
 // the boundary lies among them, the cut is the one the full histogram
 // finds, and c becomes that list. Else (the sample misled, or the tail holds
 // under half the row's entries) false, and c is the row again.
-bool TopPPrefilter(Candidates& c, float max, float inv_width, const float* e, double z,
-                   double target, Workspace& ws) {
-  const size_t count = c.vocab;
-  const size_t stride = count / kPrefilterSample;
+// The share of the mass the nucleus leaves out that the prefilter's tail
+// may hold, by the sample's estimate.
+constexpr double kPrefilterMargin = 0.8;
+
+// The prefilter's list, once gathered (n entries >= the threshold of bucket
+// k_low, with their exps in ws.stage_f32, in ws.ids / ws.logits): its
+// histogram (ws.hist_mass), and c becomes that list when the boundary lies
+// among its complete buckets (else false, and c is the row again).
+bool FinishPrefilter(Candidates& c, float max, float inv_width, size_t n, size_t k_low,
+                     double target, Workspace& ws) {
   double* mass = ws.hist_mass.data();
-  uint32_t* in_bucket = ws.hist_count.data();
-  std::fill(mass, mass + kMassBuckets, 0.0);
-  std::fill(in_bucket, in_bucket + kMassBuckets, 0u);
-  size_t sampled = 0;
-  const float last = static_cast<float>(kMassBuckets - 1);
-  for (size_t i = 0; i < count; i += stride, ++sampled) {
-    const float x = (max - c.row[i]) * inv_width;  // an estimate: any bucket rule would do
-    const size_t b = x < last ? static_cast<size_t>(x) : kMassBuckets - 1;
-    mass[b] += e[i];
-    ++in_bucket[b];
-  }
-  constexpr double kMargin = 0.8;
-  const double budget = kMargin * (z - target) / static_cast<double>(stride);
-  double tail = 0.0;
-  size_t k_low = kMassBuckets, tail_samples = 0;
-  for (size_t k = kMassBuckets; k-- > 1;) {
-    if (tail + mass[k] > budget) break;
-    tail += mass[k];
-    tail_samples += in_bucket[k];
-    k_low = k;
-  }
-  if (k_low >= kMassBuckets || 2 * tail_samples < sampled) return false;
-  const float t_low = BucketThreshold(max, inv_width, static_cast<uint32_t>(k_low));
-  float* list_e = ws.stage_f32.data();
-  const bool few = 4 * (sampled - tail_samples) < sampled;
-  const size_t n =
-      few ? GatherAtLeastWithSparse(c.row, count, t_low, ws.ids.data(), ws.logits.data(),
-                                    RowBlocks(c), e, list_e)
-          : GatherAtLeastWith(c.row, count, t_low, ws.ids.data(), ws.logits.data(), RowBlocks(c),
-                              e, list_e);
-  MassHistogram(ws.logits.data(), list_e, n, max, inv_width, mass, nullptr);
+  MassHistogram(ws.logits.data(), ws.stage_f32.data(), n, max, inv_width, mass, nullptr);
   double above = 0.0;
   size_t b = 0;
   while (b < k_low && !(above + mass[b] >= target)) above += mass[b++];
@@ -136,11 +112,50 @@ bool TopPPrefilter(Candidates& c, float max, float inv_width, const float* e, do
   return true;
 }
 
+bool TopPPrefilter(Candidates& c, float max, float inv_width, const float* e, double z,
+                   double target, Workspace& ws) {
+  const size_t count = c.vocab;
+  const size_t stride = count / kPrefilterSample;
+  double* mass = ws.hist_mass.data();
+  uint32_t* in_bucket = ws.hist_count.data();
+  std::fill(mass, mass + kMassBuckets, 0.0);
+  std::fill(in_bucket, in_bucket + kMassBuckets, 0u);
+  size_t sampled = 0;
+  const float last = static_cast<float>(kMassBuckets - 1);
+  for (size_t i = 0; i < count; i += stride, ++sampled) {
+    const float x = (max - c.row[i]) * inv_width;  // an estimate: any bucket rule would do
+    const size_t b = x < last ? static_cast<size_t>(x) : kMassBuckets - 1;
+    mass[b] += e[i];
+    ++in_bucket[b];
+  }
+  const double budget = kPrefilterMargin * (z - target) / static_cast<double>(stride);
+  double tail = 0.0;
+  size_t k_low = kMassBuckets, tail_samples = 0;
+  for (size_t k = kMassBuckets; k-- > 1;) {
+    if (tail + mass[k] > budget) break;
+    tail += mass[k];
+    tail_samples += in_bucket[k];
+    k_low = k;
+  }
+  if (k_low >= kMassBuckets || 2 * tail_samples < sampled) return false;
+  const float t_low = BucketThreshold(max, inv_width, static_cast<uint32_t>(k_low));
+  float* list_e = ws.stage_f32.data();
+  const bool few = 4 * (sampled - tail_samples) < sampled;
+  const size_t n =
+      few ? GatherAtLeastWithSparse(c.row, count, t_low, ws.ids.data(), ws.logits.data(),
+                                    RowBlocks(c), e, list_e)
+          : GatherAtLeastWith(c.row, count, t_low, ws.ids.data(), ws.logits.data(), RowBlocks(c),
+                              e, list_e);
+  return FinishPrefilter(c, max, inv_width, n, k_low, target, ws);
+}
+
 bool g_top_p_ring = true;  // cleared only by tests
 thread_local size_t g_top_p_ring_hits = 0;
 thread_local size_t g_top_p_ring_misses = 0;
-thread_local size_t g_top_p_rings_before_exps = 0;  // ExpPassWithRing's passes
+thread_local size_t g_top_p_rings_before_exps = 0;  // ExpPassWithCut's passes
 thread_local size_t g_top_p_rings_before_exps_missed = 0;  // of which missed the boundary
+thread_local size_t g_top_p_prefilters_before_exps = 0;  // ExpPassWithCut's prefilters
+thread_local size_t g_top_p_prefilters_before_exps_missed = 0;
 
 // The ring (see TopPRing), from this many entries on: below it the sample (16 x 256 entries, binned
 // twice) is too large a share of the row. Side by side in wasm (flat rows,
@@ -261,27 +276,28 @@ auto BelowMaxAt(float max, float inv) {
   return [max, inv](float v) { return (max - v) * inv; };  // NaN-free: the row is checked
 }
 
-// Whether a quarter of the sample (every fourth run; e need hold only those)
-// puts at least a tenth of the row inside the nucleus, where the ring is
-// placed before the exp pass; a smaller nucleus (a peaked row's at p 0.9)
-// takes the prefilter, and pays only this. Measured natively on the bench's
+// The share of the row inside the nucleus by a quarter of the sample
+// (every fourth run; e need hold only those); 0 where the sample places no
+// boundary. From a tenth on (kRingBeforeExpsShare) the ring is placed before
+// the exp pass; a smaller nucleus (a peaked row's at p 0.9) takes the
+// prefilter, and pays only this. Measured natively on the bench's
 // LLM-shaped row (V = 262 144, ratios to the floor): the ring from a
 // nucleus of a tenth on took top-p 0.93 from 3.1 to 2.2 and 0.97 from 3.9
 // to 2.3 (the threshold was half the row), while at p 0.9 (7 % of the row)
 // the ring made it 2.5 against the prefilter's 2.4.
-constexpr size_t kRingBeforeExpsShare = 10;  // the nucleus's share of the row: 1 / 10
-bool NucleusIsLarge(const float* row, const float* e, size_t len, float max, float inv_width,
-                     double outside) {
+constexpr double kRingBeforeExpsShare = 0.1;
+double NucleusShare(const float* row, const float* e, size_t len, float max, float inv_width,
+                    double outside) {
   double bins[sampled::kBins];
   uint32_t count[sampled::kBins];
   const size_t n_sampled = sampled::BinSample(row, e, len, BelowMaxAt(max, inv_width), bins,
                                               count, kQuarterStep, kQuarterFirst);
   const uint32_t at =
       SampledBoundary(bins, static_cast<double>(len) / static_cast<double>(n_sampled), outside);
-  if (at >= sampled::kBins) return false;
+  if (at >= sampled::kBins) return 0.0;
   size_t inside = 0;
   for (uint32_t b = 0; b <= at; ++b) inside += count[b];
-  return kRingBeforeExpsShare * inside >= n_sampled;
+  return static_cast<double>(inside) / static_cast<double>(n_sampled);
 }
 
 // Places a ring from the sample of the row's exps e (only the sampled
@@ -361,19 +377,66 @@ bool TopPRing(Candidates& c, float max, float inv_width, const float* e, double 
   return CutInRing(c, r, max, hole, n, target, ws, cut);
 }
 
-// The ring placed before the exp pass, on a row whose sample puts most of
-// it in the nucleus (a flat row, where the prefilter would refuse): the
-// sample's exps first (its runs of ExpWrite's values), z estimated from
-// them and the row's head (HeadOfRow) places the ring, and one pass writes every exp, sums z and gathers and
-// weighs the ring (ExpWriteGatherRing: the exp pass's and
-// BandSumGatherRing's bits), so the ring costs no pass of its own. Only the
-// ring's place depends on the estimate: a ring that misses the boundary
-// leaves the exps and z for the usual path. Returns false, having done
-// nothing, where the sample places no ring or most of the row is out;
-// else *z, the exps in e, and *ringed with *cut where the ring holds the
-// boundary.
-bool ExpPassWithRing(Candidates& c, double p, float max, float scale, float* e, Workspace& ws,
-                     double* z, bool* ringed, TopPRingCut* cut) {
+// What the exp pass placed and gathered besides the exps and z.
+struct FusedCut {
+  bool ringed = false;       // ring holds the boundary
+  bool prefiltered = false;  // c is the prefilter's list, with its exps and histogram
+  TopPRingCut ring{};
+};
+
+// Whether the exp pass gathers the prefilter's top (ExpPassWithCut). Not in
+// wasm, where its compress of every vector (three 16-row byte shuffles)
+// costs what the separate sparse gather does: side by side in Node, top-p
+// 0.9 on the bench's LLM-shaped row 0.926 ms without, 0.944 with. Natively
+// (AVX-512's compress) it took that row from 2.5x its floor to 1.9x.
+#if defined(__wasm__)
+constexpr bool kPrefilterInExpPass = false;
+#else
+constexpr bool kPrefilterInExpPass = true;
+#endif
+// The least nucleus (entries, by the sample) for the exp pass to gather the top.
+constexpr double kPrefilterInExpPassMin = 8.0 * kTopPSortedPrefix;
+// The prefilter's first bucket of the tail, placed from the sample's runs
+// before the exp pass (TopPPrefilter's rule, on the runs' bins): false where
+// the tail would hold under half the row.
+bool PlacePrefilter(const float* row, const float* e, size_t len, float max, float inv_width,
+                    double outside, uint32_t* k_low) {
+  using sampled::kBins;
+  double bins[kBins];
+  uint32_t count[kBins];
+  const size_t n_sampled = sampled::BinSample(row, e, len, BelowMaxAt(max, inv_width), bins, count);
+  const double scale = static_cast<double>(len) / static_cast<double>(n_sampled);
+  const double budget = kPrefilterMargin * outside;
+  double tail = 0.0;
+  size_t tail_samples = 0;
+  uint32_t low = kBins;
+  for (uint32_t b = kBins; b-- > 1;) {
+    if (tail + bins[b] * scale > budget) break;
+    tail += bins[b] * scale;
+    tail_samples += count[b];
+    low = b;
+  }
+  if (low >= kBins || 2 * tail_samples < n_sampled) return false;
+  *k_low = low * sampled::kFine;
+  return true;
+}
+
+// The exp pass with top-p's first cut placed before it and gathered by it,
+// on a large row: the sample's exps first (its runs of ExpWrite's values),
+// z estimated from them and the row's head (HeadOfRow). Where a tenth of the
+// row or more is in the nucleus (NucleusIsLarge: a flat row, or a peaked one
+// at a large p), the ring around the boundary: one pass writes every exp,
+// sums z and gathers and weighs the ring (ExpWriteGatherRing: the exp
+// pass's and BandSumGatherRing's bits). Otherwise the prefilter's top (the
+// row above the tail that holds at most kPrefilterMargin of the mass the
+// nucleus leaves out), gathered with its exps by the same pass (no hole),
+// then histogrammed (FinishPrefilter), as TopPPrefilter would after the
+// pass: the same list, bits and cut. Only the place depends on the
+// estimate: a ring or top that misses the boundary leaves the exps and z
+// for the usual path. Returns false, having done nothing but the sample's
+// exps, where the sample places neither; else *z, the exps in e, and *cut.
+bool ExpPassWithCut(Candidates& c, double p, float max, float scale, float* e, Workspace& ws,
+                    double* z, FusedCut* cut) {
   const float* row = c.row;
   const size_t len = c.vocab;
   // The sample's exps (ExpWrite's values), the quarter that decides first.
@@ -386,28 +449,49 @@ bool ExpPassWithRing(Candidates& c, double p, float max, float scale, float* e, 
   const RowHead head = HeadOfRow(
       c, max, scale, EstimatedZ(row, e, len, kNoHead, kQuarterStep, kQuarterFirst), ws);
   const double quarter_z = EstimatedZ(row, e, len, head, kQuarterStep, kQuarterFirst);
-  if (!NucleusIsLarge(row, e, len, max, inv_width, out_share * quarter_z)) return false;
+  const double share = NucleusShare(row, e, len, max, inv_width, out_share * quarter_z);
+  const bool ring = share >= kRingBeforeExpsShare;
+  // A nucleus of a few hundred tokens (a peaked row at p 0.5-0.8: its head)
+  // is cut by ApplyTopP's sorted walk after a plain exp pass, natively 1.5x
+  // faster there than the fused pass and the prefilter's histogram.
+  const bool top = kPrefilterInExpPass && g_top_p_prefilter &&
+                   share * static_cast<double>(len) >= kPrefilterInExpPassMin;
+  if (!ring && !top) return false;
   for (size_t first = 0; first < kQuarterStep; ++first) {
     if (first != kQuarterFirst) sampled::ForEachSampleRun(len, exps_of_run, kQuarterStep, first);
   }
-  TopPRingPlace r;
   const double z_estimate = EstimatedZ(row, e, len, head, 1, 0);
-  if (!PlaceTopPRing(row, e, len, max, inv_width, out_share * z_estimate, &r)) return false;
+  const double outside = out_share * z_estimate;
   size_t n = 0;
   BandTotals hole{};
+  if (!ring) {
+    uint32_t k_low;
+    if (!PlacePrefilter(row, e, len, max, inv_width, outside, &k_low)) return false;
+    const float t_low = BucketThreshold(max, inv_width, k_low);
+    *z = ExpWriteGatherRing(row, len, max, scale, e, t_low, INFINITY, ws.ids.data(),
+                            ws.logits.data(), ws.stage_f32.data(), &n, &hole);
+    cut->prefiltered = FinishPrefilter(c, max, inv_width, n, k_low, TopPShare(p) * *z, ws);
+    ++g_top_p_prefilters_before_exps;
+    g_top_p_prefilters_before_exps_missed += !cut->prefiltered;
+    return true;
+  }
+  TopPRingPlace r;
+  if (!PlaceTopPRing(row, e, len, max, inv_width, outside, &r)) return false;
   *z = ExpWriteGatherRing(row, len, max, scale, e, r.t_lo, r.t_hi, ws.ids.data(),
                           ws.logits.data(), ws.stage_f32.data(), &n, &hole);
-  *ringed = CutInRing(c, r, max, hole, n, TopPShare(p) * *z, ws, cut);
+  cut->ringed = CutInRing(c, r, max, hole, n, TopPShare(p) * *z, ws, &cut->ring);
   ++g_top_p_rings_before_exps;
-  g_top_p_rings_before_exps_missed += !*ringed;
+  g_top_p_rings_before_exps_missed += !cut->ringed;
   return true;
 }
 
 // e: exp((v - max) * scale) of every candidate (ApplyTopP's pass), z their sum.
-// pre_ring (optional): a ring that holds the boundary, from ExpPassWithRing.
+// pre_ring (optional): a ring that holds the boundary, from ExpPassWithCut.
+// pre_filtered: c is already the prefilter's list (ExpPassWithCut: e its
+// exps, ws.hist_mass its histogram).
 void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float scale,
                      const float* e, double z, Workspace& ws, bool draw_follows,
-                     const TopPRingCut* pre_ring = nullptr) {
+                     const TopPRingCut* pre_ring = nullptr, bool pre_filtered = false) {
   bool on_row = !c.truncated;
   const double target = TopPShare(p) * z;
   // Invariant: mass(v >= lo) >= target > mass(v >= hi) = above. Below
@@ -416,9 +500,10 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
   double* mass = ws.hist_mass.data();
   // prefiltered: c is the row's top as a list, e its exps (ws.stage_f32), and
   // mass its histogram (see TopPPrefilter).
-  const bool prefiltered = !pre_ring && on_row && g_top_p_prefilter && min_keep <= 1 &&
-                           c.vocab >= kPrefilterMin &&
-                           TopPPrefilter(c, max, inv_width, e, z, target, ws);
+  const bool prefiltered = pre_filtered ||
+                           (!pre_ring && on_row && g_top_p_prefilter && min_keep <= 1 &&
+                            c.vocab >= kPrefilterMin &&
+                            TopPPrefilter(c, max, inv_width, e, z, target, ws));
   if (prefiltered) {
     on_row = false;
     e = ws.stage_f32.data();
@@ -595,6 +680,10 @@ size_t TopPRingsBeforeExpsForTesting(size_t* missed) {
   if (missed) *missed = g_top_p_rings_before_exps_missed;
   return g_top_p_rings_before_exps;
 }
+size_t TopPPrefiltersBeforeExpsForTesting(size_t* missed) {
+  if (missed) *missed = g_top_p_prefilters_before_exps_missed;
+  return g_top_p_prefilters_before_exps;
+}
 
 void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws, bool draw_follows) {
   const size_t n = c.Count();
@@ -611,14 +700,17 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws, bool dra
   const float scale = static_cast<float>(1.0 / c.temperature);
   // A flat row: the exp pass also places and gathers top-p's ring.
   double z = 0.0;
-  bool ringed = false;
-  TopPRingCut ring{};
+  FusedCut fused_cut;
   const bool fused = large && !c.truncated && min_keep <= 1 && g_top_p_ring &&
-                     c.vocab >= kRingMin &&
-                     ExpPassWithRing(c, p, max, scale, e, ws, &z, &ringed, &ring);
+                     c.vocab >= kRingMin && ExpPassWithCut(c, p, max, scale, e, ws, &z, &fused_cut);
   if (!fused) z = large ? ExpWrite(v, len, max, scale, e) : CandidateExpSum(c, max);
-  if (ringed) {
-    TopPByThreshold(c, p, min_keep, max, scale, e, z, ws, draw_follows, &ring);
+  if (fused_cut.ringed) {
+    TopPByThreshold(c, p, min_keep, max, scale, e, z, ws, draw_follows, &fused_cut.ring);
+    return;
+  }
+  if (fused_cut.prefiltered) {
+    TopPByThreshold(c, p, min_keep, max, scale, ws.stage_f32.data(), z, ws, draw_follows, nullptr,
+                    true);
     return;
   }
   const double target = TopPShare(p) * z;  // compare unnormalised mass

@@ -724,7 +724,7 @@ TEST_CASE("top-p's ring (flat rows) gives the row histogram's cut: tokens, kept 
   // spread) are drawn one spread higher than the rest, so the sample places
   // the ring above the boundary (the row's histogram then). Where the
   // sample puts most of the row in the nucleus, the ring is placed before
-  // the exp pass and gathered by it (ExpPassWithRing), from the sample's
+  // the exp pass and gathered by it (ExpPassWithCut), from the sample's
   // estimate of z: the same cut.
   // The mass above the ring is a float-lane sum rather than bucket sums in
   // double, so a cut could move where the walk's margin is below ~1e-7 of
@@ -770,13 +770,13 @@ TEST_CASE("top-p's ring (flat rows) gives the row histogram's cut: tokens, kept 
   CHECK(hits >= compared);
   CHECK(misses > 0);
   // Most of these rows keep most of the row: their ring is placed before the
-  // exp pass, which gathers it (ExpPassWithRing); the rows with raised runs
+  // exp pass, which gathers it (ExpPassWithCut); the rows with raised runs
   // make some of those miss (the exps and z then serve the usual path).
   CHECK(fused >= compared);
   CHECK(fused_missed > 0);
 }
 
-TEST_CASE("top-p's ring on a peaked row: placed before the exp pass from the head's exact weight, the row histogram's cut") {
+TEST_CASE("top-p on a peaked row: the ring or the prefilter's top placed before the exp pass from the head's exact weight, the row histogram's cut") {
   // An LLM-shaped row (a Gaussian background and a Zipf head of 64 heavy
   // tokens at random ids, the head holding 4x the background's mass, the
   // bench's shape): the sample's runs catch the head only by chance, so its
@@ -794,6 +794,7 @@ TEST_CASE("top-p's ring on a peaked row: placed before the exp pass from the hea
   size_t missed_before = 0;
   size_t compared = 0, large = 0;
   size_t large_fused = 0, large_missed = 0;
+  size_t tops = 0, tops_missed = 0;
   for (int trial = 0; trial < 20; ++trial) {
     const size_t v = trial % 2 == 0 ? 262144 : 65536 + rng() % 150000;
     std::vector<float> row(v);
@@ -813,6 +814,14 @@ TEST_CASE("top-p's ring on a peaked row: placed before the exp pass from the hea
     CAPTURE(o.top_p);
     const size_t fused_before = bd::TopPRingsBeforeExpsForTesting(&missed_before);
     SamePathOnAndOff(dec, row, o, 17, {true, false}, bd::SetTopPRingForTesting);
+    // And the prefilter's top (natively gathered by the exp pass where the
+    // nucleus is under a tenth of the row) against no prefilter at all.
+    size_t top_missed_before = 0;
+    const size_t tops_before = bd::TopPPrefiltersBeforeExpsForTesting(&top_missed_before);
+    SamePathOnAndOff(dec, row, o, 19, {true, false}, bd::SetTopPPrefilterForTesting);
+    size_t top_missed = 0;
+    tops += bd::TopPPrefiltersBeforeExpsForTesting(&top_missed) - tops_before;
+    tops_missed += top_missed - top_missed_before;
     ++compared;
     size_t missed = 0;
     const size_t fused = bd::TopPRingsBeforeExpsForTesting(&missed) - fused_before;
@@ -829,6 +838,14 @@ TEST_CASE("top-p's ring on a peaked row: placed before the exp pass from the hea
   CHECK(large >= 3);
   CHECK(large_fused >= 5 * large);  // (each row: 5 calls with the ring on)
   CHECK(large_missed == 0);
+  MESSAGE(tops << " prefilter tops gathered by the exp pass, " << tops_missed << " missed");
+#if !defined(__wasm__)
+  CHECK(tops >= 10);  // (p 0.9: the nucleus is 7 % of the row)
+#endif
+  // A miss costs time only (the usual path after the pass). The one row
+  // that misses here: p 0.99 at T 0.7, whose background's exps spread so
+  // far that the sample's tail mass is off by more than the margin.
+  CHECK(4 * tops_missed <= tops);
 }
 
 TEST_CASE("top-p's row prefilter changes nothing: tokens, kept sets and probabilities equal the full histogram's") {
