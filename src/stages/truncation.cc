@@ -70,16 +70,6 @@ thread_local size_t g_top_p_prefilter_hits = 0;  // for the tests: how often it 
 constexpr size_t kPrefilterMin = 16384;
 constexpr size_t kPrefilterSample = 4096;  // entries of the strided sample
 
-// A row's top-p, restricted to its top: a strided sample of the row's exps
-// estimates how many of the lowest buckets hold at most kPrefilterMargin (80 %) of the
-// mass the nucleus leaves out (the first bucket k_low of that tail); the row's
-// entries above it, t_low = BucketThreshold(k_low), are gathered with their
-// exps (ws.ids / ws.logits / ws.stage_f32) and histogrammed. {v >= t_low} is
-// exactly the buckets below k_low, whose masses are then the very sums the
-// full row's histogram has (the same entries added in the same order): if
-// the boundary lies among them, the cut is the one the full histogram
-// finds, and c becomes that list. Else (the sample misled, or the tail holds
-// under half the row's entries) false, and c is the row again.
 // The share of the mass the nucleus leaves out that the prefilter's tail
 // may hold, by the sample's estimate.
 constexpr double kPrefilterMargin = 0.8;
@@ -112,6 +102,16 @@ bool FinishPrefilter(Candidates& c, float max, float inv_width, size_t n, size_t
   return true;
 }
 
+// A row's top-p, restricted to its top: a strided sample of the row's exps
+// estimates how many of the lowest buckets hold at most kPrefilterMargin (80 %) of the
+// mass the nucleus leaves out (the first bucket k_low of that tail); the row's
+// entries above it, t_low = BucketThreshold(k_low), are gathered with their
+// exps (ws.ids / ws.logits / ws.stage_f32) and histogrammed. {v >= t_low} is
+// exactly the buckets below k_low, whose masses are then the very sums the
+// full row's histogram has (the same entries added in the same order): if
+// the boundary lies among them, the cut is the one the full histogram
+// finds, and c becomes that list. Else (the sample misled, or the tail holds
+// under half the row's entries) false, and c is the row again.
 bool TopPPrefilter(Candidates& c, float max, float inv_width, const float* e, double z,
                    double target, Workspace& ws) {
   const size_t count = c.vocab;
@@ -424,7 +424,7 @@ bool PlacePrefilter(const float* row, const float* e, size_t len, float max, flo
 // The exp pass with top-p's first cut placed before it and gathered by it,
 // on a large row: the sample's exps first (its runs of ExpWrite's values),
 // z estimated from them and the row's head (HeadOfRow). Where a tenth of the
-// row or more is in the nucleus (NucleusIsLarge: a flat row, or a peaked one
+// row or more is in the nucleus (NucleusShare: a flat row, or a peaked one
 // at a large p), the ring around the boundary: one pass writes every exp,
 // sums z and gathers and weighs the ring (ExpWriteGatherRing: the exp
 // pass's and BandSumGatherRing's bits). Otherwise the prefilter's top (the
