@@ -92,8 +92,11 @@ inline uint32_t BinFromOutside(const double* mass, double scale, double outside_
 
 // The ring of buckets [*first, *limit) around bin `at`: bins added inward
 // and outward until each side holds margin_share of the sample, and one bin
-// more outward. False when it would hold more than max_share of the sample
-// or reach the last bins (the last bucket holds everything beyond).
+// more outward; outward never into the last two bins (the last bucket holds
+// everything beyond), so where less of the sample than the margin lies
+// beyond `at` (a cut in the far tail: typical 0.99 on a flat row, whose
+// ring failed here) the ring takes what there is. False when it would hold
+// more than max_share of the sample, or `at` itself is among those bins.
 inline bool RingAround(const uint32_t* count, uint32_t at, size_t sampled, double margin_share,
                        double max_share, uint32_t* first, uint32_t* limit) {
   const double margin = margin_share * static_cast<double>(sampled);
@@ -103,7 +106,7 @@ inline bool RingAround(const uint32_t* count, uint32_t at, size_t sampled, doubl
     side += count[--inner];
     ring += count[inner];
   }
-  for (size_t side = 0; outer + 1 < kBins && static_cast<double>(side) < margin;) {
+  for (size_t side = 0; outer + 3 < kBins && static_cast<double>(side) < margin;) {
     side += count[++outer];
     ring += count[outer];
   }

@@ -848,6 +848,50 @@ TEST_CASE("top-p on a peaked row: the ring or the prefilter's top placed before 
   CHECK(4 * tops_missed <= tops);
 }
 
+TEST_CASE("a ring at an extreme p on a flat row (typical 0.97-0.99, top-p 0.999): formed, the histogram's cut") {
+  // Where less of the sample than the ring's margin lies beyond the sampled
+  // cut (a cut in the far tail), the ring took bins out to the last ones,
+  // which lump everything beyond the reach, and was refused: typical 0.99 on
+  // the bench's flat row cost 3.5x its floor against 2.4x at 0.9 (the row's
+  // whole distance histogram), top-p 0.999 3.8x against 2.2x. The ring now
+  // takes what lies beyond, short of the last bins. Against the same
+  // decoder without bands and rings (typical) or without the ring (top-p),
+  // sample and decode; and the rings counted.
+  std::mt19937_64 rng(47);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  bd::Decoder dec;
+  const size_t typical_rings_before = bd::TypicalHistogramRingsForTesting();
+  const size_t top_p_hits_before = bd::TopPRingHitsForTesting();
+  size_t compared = 0;
+  for (size_t v : {size_t{100003}, size_t{262144}}) {
+    std::vector<float> row(v);
+    for (float& x : row) x = g(rng);
+    for (float temp : {1.0f, 0.7f}) {
+      for (float p : {0.97f, 0.99f}) {
+        bd::DecodeOptions o;
+        o.typical.p = p;
+        o.temperature = temp;
+        CAPTURE(v);
+        CAPTURE(temp);
+        CAPTURE(p);
+        SamePathOnAndOff(dec, row, o, 29, {true}, bd::SetTypicalHistogramBandsForTesting);
+        ++compared;
+      }
+      bd::DecodeOptions o;
+      o.top_p = 0.999f;
+      o.temperature = temp;
+      SamePathOnAndOff(dec, row, o, 31, {true}, bd::SetTopPRingForTesting);
+      ++compared;
+    }
+  }
+  const size_t typical_rings = bd::TypicalHistogramRingsForTesting() - typical_rings_before;
+  const size_t top_p_hits = bd::TopPRingHitsForTesting() - top_p_hits_before;
+  MESSAGE(compared << " rows compared; " << typical_rings << " typical rings, " << top_p_hits
+                   << " top-p ring cuts");
+  CHECK(typical_rings >= 8 * 4);  // every typical row, each of its (4) calls with rings on
+  CHECK(top_p_hits >= 4 * 4);
+}
+
 TEST_CASE("top-p's row prefilter changes nothing: tokens, kept sets and probabilities equal the full histogram's") {
   // The prefilter histograms only the row's top (a sample picks where to
   // cut); when it decides, its cut must be the full histogram's, bit for
