@@ -74,6 +74,23 @@ constexpr size_t kPrefilterSample = 4096;  // entries of the strided sample
 // may hold, by the sample's estimate.
 constexpr double kPrefilterMargin = 0.8;
 
+// The prefilter's tail in a sample's n bins: the first of the bins, from
+// the last one in (never bin 0), whose summed mass stays within budget, and
+// (*samples) the sampled entries in them; n where not even the last fits.
+size_t PrefilterTail(const double* mass, const uint32_t* count, size_t n, double budget,
+                     size_t* samples) {
+  double tail = 0.0;
+  size_t first = n;
+  *samples = 0;
+  for (size_t k = n; k-- > 1;) {
+    if (tail + mass[k] > budget) break;
+    tail += mass[k];
+    *samples += count[k];
+    first = k;
+  }
+  return first;
+}
+
 // The prefilter's list, once gathered (n entries >= the threshold of bucket
 // k_low, with their exps in ws.stage_f32, in ws.ids / ws.logits): its
 // histogram (ws.hist_mass), and c becomes that list when the boundary lies
@@ -128,15 +145,10 @@ bool TopPPrefilter(Candidates& c, float max, float inv_width, const float* e, do
     mass[b] += e[i];
     ++in_bucket[b];
   }
-  const double budget = kPrefilterMargin * (z - target) / static_cast<double>(stride);
-  double tail = 0.0;
-  size_t k_low = kMassBuckets, tail_samples = 0;
-  for (size_t k = kMassBuckets; k-- > 1;) {
-    if (tail + mass[k] > budget) break;
-    tail += mass[k];
-    tail_samples += in_bucket[k];
-    k_low = k;
-  }
+  size_t tail_samples;
+  const size_t k_low =
+      PrefilterTail(mass, in_bucket, kMassBuckets,
+                    kPrefilterMargin * (z - target) / static_cast<double>(stride), &tail_samples);
   if (k_low >= kMassBuckets || 2 * tail_samples < sampled) return false;
   const float t_low = BucketThreshold(max, inv_width, static_cast<uint32_t>(k_low));
   float* list_e = ws.stage_f32.data();
@@ -207,16 +219,6 @@ struct TopPRingPlace {
   float t_lo, t_hi;
 };
 
-// The sample's bin of the boundary, from outside in (kBins: none), for
-// `outside`, the mass the nucleus leaves out (z - target; before the exp
-// pass, its share of EstimatedZ).
-uint32_t SampledBoundary(const double* bins, double scale, double outside) {
-  // From the bottom: the tail the nucleus leaves out is what a sample
-  // estimates well (sampled_ring.h); from the top, a flat row's head mass
-  // came out ~3 % off, and the boundary outside any ring of a tenth of it.
-  return sampled::BinFromOutside(bins, scale, outside);
-}
-
 // The row's head before the exp pass: its entries at or above the
 // (blocks / kHeadShare)-th largest block maximum (t), and their weight z,
 // summed exactly. The sample estimates a flat row's z well, but a peaked
@@ -240,9 +242,9 @@ RowHead HeadOfRow(const Candidates& c, float max, float scale, double sample_z, 
   const float* blocks = RowBlocks(c);
   if (!blocks) return kNoHead;
   const size_t nb = NumBlocks(c.vocab);
-  float* scratch = ws.block_scratch.data();
-  if (ExpWrite(blocks, nb, max, scale, scratch) < kHeadWeight * sample_z) return kNoHead;
-  const float t = ThresholdFromBlocks(blocks, nb, std::max<size_t>(1, nb / kHeadShare), scratch);
+  if (ExpSum(blocks, nb, max, scale) < kHeadWeight * sample_z) return kNoHead;
+  const float t = ThresholdFromBlocks(blocks, nb, std::max<size_t>(1, nb / kHeadShare),
+                                      ws.block_scratch.data());
   if (!(t >= -FLT_MAX)) return kNoHead;
   float* head = ws.tmp_logits.data();
   const size_t n = GatherAtLeastSparse(c.row, c.vocab, t, ws.tmp_ids.data(), head, blocks);
@@ -292,8 +294,8 @@ double NucleusShare(const float* row, const float* e, size_t len, float max, flo
   uint32_t count[sampled::kBins];
   const size_t n_sampled = sampled::BinSample(row, e, len, BelowMaxAt(max, inv_width), bins,
                                               count, kQuarterStep, kQuarterFirst);
-  const uint32_t at =
-      SampledBoundary(bins, static_cast<double>(len) / static_cast<double>(n_sampled), outside);
+  const uint32_t at = sampled::BinFromOutside(
+      bins, static_cast<double>(len) / static_cast<double>(n_sampled), outside);
   if (at >= sampled::kBins) return 0.0;
   size_t inside = 0;
   for (uint32_t b = 0; b <= at; ++b) inside += count[b];
@@ -301,7 +303,11 @@ double NucleusShare(const float* row, const float* e, size_t len, float max, flo
 }
 
 // Places a ring from the sample of the row's exps e (only the sampled
-// entries are read).
+// entries are read), around the bin where the mass the nucleus leaves out,
+// `outside` (z - target; before the exp pass, its share of EstimatedZ), is
+// reached from the bottom: the tail the nucleus leaves out is what a sample
+// estimates well (sampled_ring.h); from the top, a flat row's head mass came
+// out ~3 % off, and the boundary outside any ring of a tenth of it.
 bool PlaceTopPRing(const float* row, const float* e, size_t len, float max, float inv_width,
                    double outside, TopPRingPlace* place) {
   using sampled::kBins;
@@ -310,7 +316,7 @@ bool PlaceTopPRing(const float* row, const float* e, size_t len, float max, floa
   const size_t n_sampled =
       sampled::BinSample(row, e, len, BelowMaxAt(max, inv_width), bins, count);
   const double scale = static_cast<double>(len) / static_cast<double>(n_sampled);
-  const uint32_t at_full = SampledBoundary(bins, scale, outside);
+  const uint32_t at_full = sampled::BinFromOutside(bins, scale, outside);
   if (at_full >= kBins) return false;
   // The reach, cut to a few boundary distances, and the sample again. Where
   // the row's max stands far above a dense background (a peaked row's head,
@@ -406,18 +412,11 @@ bool PlacePrefilter(const float* row, const float* e, size_t len, float max, flo
   uint32_t count[kBins];
   const size_t n_sampled = sampled::BinSample(row, e, len, BelowMaxAt(max, inv_width), bins, count);
   const double scale = static_cast<double>(len) / static_cast<double>(n_sampled);
-  const double budget = kPrefilterMargin * outside;
-  double tail = 0.0;
-  size_t tail_samples = 0;
-  uint32_t low = kBins;
-  for (uint32_t b = kBins; b-- > 1;) {
-    if (tail + bins[b] * scale > budget) break;
-    tail += bins[b] * scale;
-    tail_samples += count[b];
-    low = b;
-  }
+  size_t tail_samples;
+  const size_t low = PrefilterTail(bins, count, kBins, kPrefilterMargin * outside / scale,
+                                   &tail_samples);
   if (low >= kBins || 2 * tail_samples < n_sampled) return false;
-  *k_low = low * sampled::kFine;
+  *k_low = static_cast<uint32_t>(low) * sampled::kFine;
   return true;
 }
 
