@@ -4,6 +4,7 @@
 // offsets read by JS.
 #include <emscripten/bind.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "option_slots.h"
 #include "sampler_state.h"
 #include "size_limits.h"
+#include "stages/registry.h"
 
 namespace {
 
@@ -32,6 +34,15 @@ struct OptionBlock {
 // A stateful sampler: options fixed at creation (copied, arrays included) and
 // the state a chain carries between steps. Decoding goes through a decoder's
 // workspace, so a batch of samplers shares one.
+// The stages the options ask for (StageSpec::configured), bit i for StageId i.
+int ConfiguredStages(const bd::DecodeOptions& o) {
+  int mask = 0;
+  for (int id = 0; id < static_cast<int>(bd::StageId::kCount); ++id) {
+    if (bd::Stage(static_cast<bd::StageId>(id)).configured(o)) mask |= 1 << id;
+  }
+  return mask;
+}
+
 class WasmSampler {
  public:
   explicit WasmSampler(const OptionBlock& block) : block_(block) {
@@ -42,6 +53,7 @@ class WasmSampler {
   WasmSampler* clone() const { return new WasmSampler(*this); }
   size_t historyLength() const { return state_.history_len(); }
   double step() const { return static_cast<double>(state_.step()); }
+  int configuredStages() const { return ConfiguredStages(block_.Read()); }
 
   const OptionBlock& block() const { return block_; }
   bd::SamplerState& state() { return state_; }
@@ -79,6 +91,8 @@ class WasmDecoder {
   WasmSampler* createSampler() { return new WasmSampler(block_); }
   // Validates the current block without decoding (for createSampler).
   int validate() { return static_cast<int>(decoder_.Check(block_.Read())); }
+  // The stages the options in the block ask for (bit i: StageId i).
+  int configuredStages() const { return ConfiguredStages(block_.Read()); }
 
   std::string error() const { return decoder_.error(); }
   size_t k() const { return decoder_.k(); }
@@ -116,6 +130,33 @@ class WasmDecoder {
 
 std::string TargetName() { return bd::KernelTargetName(); }
 
+// The registry as JSON, for the JS API and the WebGPU decoder: the stages'
+// names by id, the default order, and the scalar options (name, slot, kind,
+// off value, lowest integer).
+std::string RegistryJson() {
+  std::string j = "{\"stages\":[";
+  for (int id = 0; id < static_cast<int>(bd::StageId::kCount); ++id) {
+    j += (id ? ",\"" : "\"") + std::string(bd::StageName(static_cast<bd::StageId>(id))) + "\"";
+  }
+  j += "],\"defaultOrder\":[";
+  bool first = true;
+  for (bd::StageId id : bd::kDefaultOrder) {
+    j += (first ? "\"" : ",\"") + std::string(bd::StageName(id)) + "\"";
+    first = false;
+  }
+  j += "],\"options\":[";
+  first = true;
+  char entry[160];
+  for (const bd::ScalarOption& s : bd::kScalarOptions) {
+    std::snprintf(entry, sizeof(entry), "%s[\"%s\",%d,\"%s\",%.17g,%.17g]", first ? "" : ",",
+                  s.name, static_cast<int>(s.slot),
+                  s.kind == bd::OptionKind::kInt ? "int" : "number", s.off, s.lowest);
+    j += entry;
+    first = false;
+  }
+  return j + "]}";
+}
+
 // The measurement floors (tools/row_passes.mjs): one plain SIMD max over the
 // n floats at ptr, and that plus one exp-sum pass. Not part of the JS API.
 double FloorMax(uintptr_t ptr, size_t n) {
@@ -135,7 +176,8 @@ EMSCRIPTEN_BINDINGS(bregman_decoders) {
       .function("reset", &WasmSampler::reset)
       .function("clone", &WasmSampler::clone, allow_raw_pointers())
       .function("historyLength", &WasmSampler::historyLength)
-      .function("step", &WasmSampler::step);
+      .function("step", &WasmSampler::step)
+      .function("configuredStages", &WasmSampler::configuredStages);
   class_<WasmDecoder>("WasmDecoder")
       .constructor<>()
       .function("inputPtr", &WasmDecoder::inputPtr)
@@ -148,6 +190,7 @@ EMSCRIPTEN_BINDINGS(bregman_decoders) {
       .function("sampleWith", &WasmDecoder::sampleWith)
       .function("createSampler", &WasmDecoder::createSampler, allow_raw_pointers())
       .function("validate", &WasmDecoder::validate)
+      .function("configuredStages", &WasmDecoder::configuredStages)
       .function("error", &WasmDecoder::error)
       .function("k", &WasmDecoder::k)
       .function("token", &WasmDecoder::token)
@@ -161,6 +204,7 @@ EMSCRIPTEN_BINDINGS(bregman_decoders) {
       .function("topLogprobsPtr", &WasmDecoder::topLogprobsPtr)
       .function("workspaceBytes", &WasmDecoder::workspaceBytes);
   function("targetName", &TargetName);
+  function("registryJson", &RegistryJson);
   function("floorMax", &FloorMax);
   function("floorMaxExpSum", &FloorMaxExpSum);
   // The option block's layout, by name (single source: option_slots.h).

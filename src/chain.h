@@ -1,18 +1,15 @@
 // Runs the configured stages, in order, over one candidate set: the apply() of
-// a llama.cpp sampler chain, with the stages' parameters in DecodeOptions.
+// a llama.cpp sampler chain, each stage reached through its registry entry
+// (stages/registry.h), with the stages' parameters in DecodeOptions.
 #pragma once
 
 #include "candidates.h"
 #include "options.h"
 #include "sampler_state.h"
-#include "stages/stage.h"
+#include "stages/registry.h"
 #include "workspace.h"
 
 namespace bd {
-
-struct ChainOutcome {
-  double objective;  // Bregman objective, NaN when the stage did not run
-};
 
 // `greedy`: temperature 0, so the temperature, mirostat and Bregman stages
 // (which cannot change the argmax) are skipped. `mirostat` is the state the

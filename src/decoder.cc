@@ -104,59 +104,12 @@ StatusCode Decoder::Fail(StatusCode code, const char* fmt, ...) {
 
 StatusCode Decoder::Validate(const DecodeOptions& o) {
   const StatusCode kRange = StatusCode::kRangeError;
-  if (!(o.temperature >= 0.0f && o.temperature <= kMaxTemperature))
-    return Fail(kRange, "temperature must be a number in [0, 1e30], got %g", o.temperature);
-  if (o.top_k < 0) return Fail(kRange, "top_k must be >= 0 (0: off), got %d", o.top_k);
-  if (!(o.top_p > 0.0f && o.top_p <= 1.0f))
-    return Fail(kRange, "top_p must be in (0, 1], got %g", o.top_p);
-  if (!(o.min_p >= 0.0f && o.min_p <= 1.0f))
-    return Fail(kRange, "min_p must be in [0, 1], got %g", o.min_p);
   if (o.min_keep < 0) return Fail(kRange, "min_keep must be >= 0, got %d", o.min_keep);
-  if (!(o.typical.p > 0.0f && o.typical.p <= 1.0f))
-    return Fail(kRange, "typical_p must be in (0, 1], got %g", o.typical.p);
-  if (!(o.epsilon.epsilon >= 0.0f && o.epsilon.epsilon < 1.0f))
-    return Fail(kRange, "epsilon_cutoff must be in [0, 1), got %g", o.epsilon.epsilon);
-  if (!(o.eta.eta >= 0.0f && o.eta.eta < 1.0f))
-    return Fail(kRange, "eta_cutoff must be in [0, 1), got %g", o.eta.eta);
-  if (!(o.top_n_sigma.n >= 0.0f) || !std::isfinite(o.top_n_sigma.n))
-    return Fail(kRange, "top_n_sigma must be a finite number >= 0, got %g", o.top_n_sigma.n);
-  if (!(o.xtc.probability >= 0.0f && o.xtc.probability <= 1.0f))
-    return Fail(kRange, "xtc_probability must be in [0, 1], got %g", o.xtc.probability);
-  if (!(o.xtc.threshold >= 0.0f && o.xtc.threshold <= 1.0f))
-    return Fail(kRange, "xtc_threshold must be in [0, 1], got %g", o.xtc.threshold);
-  if (!(o.dynatemp.range >= 0.0f && o.dynatemp.range <= kMaxTemperature))
-    return Fail(kRange, "dynatemp_range must be a number in [0, 1e30], got %g", o.dynatemp.range);
-  if (!(o.dynatemp.exponent > 0.0f) || !std::isfinite(o.dynatemp.exponent))
-    return Fail(kRange, "dynatemp_exponent must be a finite number > 0, got %g", o.dynatemp.exponent);
-  if (!(o.penalties.repetition > 0.0f) || !std::isfinite(o.penalties.repetition))
-    return Fail(kRange, "repetition_penalty must be a finite number > 0, got %g", o.penalties.repetition);
-  if (!std::isfinite(o.penalties.frequency))
-    return Fail(kRange, "frequency_penalty must be finite, got %g", o.penalties.frequency);
-  if (!std::isfinite(o.penalties.presence))
-    return Fail(kRange, "presence_penalty must be finite, got %g", o.penalties.presence);
-  if (o.penalties.last_n < -1) return Fail(kRange, "penalty_last_n must be >= -1, got %d", o.penalties.last_n);
-  if (!(o.dry.multiplier >= 0.0f) || !std::isfinite(o.dry.multiplier))
-    return Fail(kRange, "dry_multiplier must be a finite number >= 0, got %g", o.dry.multiplier);
-  if (!(o.dry.base >= 1.0f) || !std::isfinite(o.dry.base))
-    return Fail(kRange, "dry_base must be a finite number >= 1, got %g", o.dry.base);
-  if (o.dry.allowed_length < 0)
-    return Fail(kRange, "dry_allowed_length must be >= 0, got %d", o.dry.allowed_length);
-  if (o.dry.last_n < -1) return Fail(kRange, "dry_penalty_last_n must be >= -1, got %d", o.dry.last_n);
-  if (o.no_repeat_ngram.size < 0)
-    return Fail(kRange, "no_repeat_ngram_size must be >= 0, got %d", o.no_repeat_ngram.size);
-  // Checked with mirostat off too, as every other stage's parameters are
-  // (a review found mirostat_tau: -1 accepted without mirostat: 2).
-  if (!(o.mirostat.tau > 0.0f) || !std::isfinite(o.mirostat.tau))
-    return Fail(kRange, "mirostat_tau must be a finite number > 0, got %g", o.mirostat.tau);
-  if (!(o.mirostat.eta > 0.0f) || !std::isfinite(o.mirostat.eta))
-    return Fail(kRange, "mirostat_eta must be a finite number > 0, got %g", o.mirostat.eta);
-  for (size_t i = 0; i < o.logit_bias.n; ++i) {
-    if (std::isnan(o.logit_bias.bias[i]) || o.logit_bias.bias[i] == INFINITY)
-      return Fail(kRange, "logit_bias[%d] must be a number < +Infinity", o.logit_bias.ids[i]);
-  }
   if (o.top_logprobs < 0) return Fail(kRange, "top_logprobs must be >= 0, got %d", o.top_logprobs);
-  if (o.bregman_enabled) {
-    if (const char* msg = ValidateBregmanParams(o.bregman)) return Fail(kRange, "%s", msg);
+  // Every stage's parameters, whether the order runs it or not.
+  Complaint why(error_, sizeof(error_));
+  for (size_t id = 0; id < static_cast<size_t>(StageId::kCount); ++id) {
+    if (!Stage(static_cast<StageId>(id)).valid(o, why)) return kRange;
   }
   return StatusCode::kOk;
 }

@@ -35,45 +35,85 @@ enum OptionSlot : int32_t {
   kNumOptionSlots = kSlot_ORDER + kMaxChainLength
 };
 
-// Reads the slot block into DecodeOptions. Numeric ranges are checked by
-// Decoder::Validate; here integers are clamped into their C++ types and aux
-// ranges into the aux arrays, so a malformed block can never cause undefined
-// behaviour.
-inline DecodeOptions OptionsFromSlots(const double* s, const int32_t* aux_i32,
-                                      size_t aux_i32_len, const float* aux_f32,
-                                      size_t aux_f32_len) {
-  auto i32 = [](double v) -> int32_t {
-    if (!(v == v)) return -2;  // NaN: out of every range
-    if (v > 2147483647.0) return 2147483647;
-    if (v < -2147483648.0) return -2147483647 - 1;
-    return static_cast<int32_t>(v);
-  };
-  auto count = [](double v) -> size_t {
-    return v >= 1.0 ? static_cast<size_t>(std::fmin(v, 4294967295.0)) : 0;
-  };
-  // A 32-bit half; anything else (negative, NaN, >= 2^32: only a malformed
-  // block, JS splits valid seeds) reads as 0 rather than an undefined cast.
-  auto u32 = [](double v) -> uint64_t {
-    return v >= 0.0 && v < 4294967296.0 ? static_cast<uint64_t>(v) : 0;
-  };
-  auto u64 = [&u32](double hi, double lo) -> uint64_t { return (u32(hi) << 32) | u32(lo); };
-  // A [offset, offset + length) range of an aux array, or empty.
-  auto range = [](double off, double len, size_t cap, size_t* out_len) -> size_t {
-    const size_t o = off >= 0.0 && off <= static_cast<double>(cap) ? static_cast<size_t>(off) : cap;
-    size_t l = len >= 0.0 ? static_cast<size_t>(std::fmin(len, static_cast<double>(cap))) : 0;
-    if (o + l > cap) l = cap - o;
-    *out_len = l;
-    return o;
-  };
-  DecodeOptions o;
+// The scalar options, as the JS API names them: their slot, whether they are
+// integers, the value that leaves them at their stage's "off" (the slot
+// block's default) and, for integers, the lowest value a range check accepts
+// (the JS API names it when a value does not fit the slot's int32).
+enum class OptionKind : uint8_t { kNumber, kInt };
+struct ScalarOption {
+  const char* name;
+  OptionSlot slot;
+  OptionKind kind;
+  double off;
+  double lowest;
+};
+constexpr ScalarOption kScalarOptions[] = {
+    {"temperature", kSlot_TEMPERATURE, OptionKind::kNumber, 1, 0},
+    {"dynatemp_range", kSlot_DYNATEMP_RANGE, OptionKind::kNumber, 0, 0},
+    {"dynatemp_exponent", kSlot_DYNATEMP_EXPONENT, OptionKind::kNumber, 1, 0},
+    {"top_k", kSlot_TOP_K, OptionKind::kInt, 0, 0},
+    {"top_p", kSlot_TOP_P, OptionKind::kNumber, 1, 0},
+    {"min_p", kSlot_MIN_P, OptionKind::kNumber, 0, 0},
+    {"min_keep", kSlot_MIN_KEEP, OptionKind::kInt, 1, 0},
+    {"typical_p", kSlot_TYPICAL_P, OptionKind::kNumber, 1, 0},
+    {"epsilon_cutoff", kSlot_EPSILON_CUTOFF, OptionKind::kNumber, 0, 0},
+    {"eta_cutoff", kSlot_ETA_CUTOFF, OptionKind::kNumber, 0, 0},
+    {"top_n_sigma", kSlot_TOP_N_SIGMA, OptionKind::kNumber, 0, 0},
+    {"xtc_probability", kSlot_XTC_PROBABILITY, OptionKind::kNumber, 0, 0},
+    {"xtc_threshold", kSlot_XTC_THRESHOLD, OptionKind::kNumber, 0.1, 0},
+    {"repetition_penalty", kSlot_REPETITION_PENALTY, OptionKind::kNumber, 1, 0},
+    {"frequency_penalty", kSlot_FREQUENCY_PENALTY, OptionKind::kNumber, 0, 0},
+    {"presence_penalty", kSlot_PRESENCE_PENALTY, OptionKind::kNumber, 0, 0},
+    {"penalty_last_n", kSlot_PENALTY_LAST_N, OptionKind::kInt, 64, -1},
+    {"dry_multiplier", kSlot_DRY_MULTIPLIER, OptionKind::kNumber, 0, 0},
+    {"dry_base", kSlot_DRY_BASE, OptionKind::kNumber, 1.75, 0},
+    {"dry_allowed_length", kSlot_DRY_ALLOWED_LENGTH, OptionKind::kInt, 2, 0},
+    {"dry_penalty_last_n", kSlot_DRY_PENALTY_LAST_N, OptionKind::kInt, -1, -1},
+    {"no_repeat_ngram_size", kSlot_NO_REPEAT_NGRAM_SIZE, OptionKind::kInt, 0, 0},
+    {"mirostat", kSlot_MIROSTAT, OptionKind::kInt, 0, 0},
+    {"mirostat_tau", kSlot_MIROSTAT_TAU, OptionKind::kNumber, 5, 0},
+    {"mirostat_eta", kSlot_MIROSTAT_ETA, OptionKind::kNumber, 0.1, 0},
+    {"top_logprobs", kSlot_TOP_LOGPROBS, OptionKind::kInt, 0, 0},
+};
+
+namespace slot_detail {
+
+// Slot values into C++ types: integers clamped into int32 (NaN reads as -2,
+// out of every range), counts into [0, 2^32), 32-bit halves of a 64-bit
+// value (anything else, only in a malformed block, reads as 0).
+inline int32_t I32(double v) {
+  if (!(v == v)) return -2;
+  if (v > 2147483647.0) return 2147483647;
+  if (v < -2147483648.0) return -2147483647 - 1;
+  return static_cast<int32_t>(v);
+}
+inline size_t Count(double v) {
+  return v >= 1.0 ? static_cast<size_t>(std::fmin(v, 4294967295.0)) : 0;
+}
+inline uint64_t U32(double v) {
+  return v >= 0.0 && v < 4294967296.0 ? static_cast<uint64_t>(v) : 0;
+}
+inline uint64_t U64(double hi, double lo) { return (U32(hi) << 32) | U32(lo); }
+// A [offset, offset + length) range of an aux array of `cap` entries, or
+// empty; returns the offset and writes the length.
+inline size_t Range(double off, double len, size_t cap, size_t* out_len) {
+  const size_t o = off >= 0.0 && off <= static_cast<double>(cap) ? static_cast<size_t>(off) : cap;
+  size_t l = len >= 0.0 ? static_cast<size_t>(std::fmin(len, static_cast<double>(cap))) : 0;
+  if (o + l > cap) l = cap - o;
+  *out_len = l;
+  return o;
+}
+
+// The stages' scalar parameters and the call's flags.
+inline void ReadScalars(const double* s, DecodeOptions& o) {
   o.temperature = static_cast<float>(s[kSlot_TEMPERATURE]);
   o.dynatemp.temperature = o.temperature;
   o.dynatemp.range = static_cast<float>(s[kSlot_DYNATEMP_RANGE]);
   o.dynatemp.exponent = static_cast<float>(s[kSlot_DYNATEMP_EXPONENT]);
-  o.top_k = i32(s[kSlot_TOP_K]);
+  o.top_k = I32(s[kSlot_TOP_K]);
   o.top_p = static_cast<float>(s[kSlot_TOP_P]);
   o.min_p = static_cast<float>(s[kSlot_MIN_P]);
-  o.min_keep = i32(s[kSlot_MIN_KEEP]);
+  o.min_keep = I32(s[kSlot_MIN_KEEP]);
   const size_t min_keep = static_cast<size_t>(o.min_keep > 1 ? o.min_keep : 1);
   o.typical.p = static_cast<float>(s[kSlot_TYPICAL_P]);
   o.typical.min_keep = min_keep;
@@ -88,12 +128,12 @@ inline DecodeOptions OptionsFromSlots(const double* s, const int32_t* aux_i32,
   o.penalties.repetition = static_cast<float>(s[kSlot_REPETITION_PENALTY]);
   o.penalties.frequency = static_cast<float>(s[kSlot_FREQUENCY_PENALTY]);
   o.penalties.presence = static_cast<float>(s[kSlot_PRESENCE_PENALTY]);
-  o.penalties.last_n = i32(s[kSlot_PENALTY_LAST_N]);
+  o.penalties.last_n = I32(s[kSlot_PENALTY_LAST_N]);
   o.dry.multiplier = static_cast<float>(s[kSlot_DRY_MULTIPLIER]);
   o.dry.base = static_cast<float>(s[kSlot_DRY_BASE]);
-  o.dry.allowed_length = i32(s[kSlot_DRY_ALLOWED_LENGTH]);
-  o.dry.last_n = i32(s[kSlot_DRY_PENALTY_LAST_N]);
-  o.no_repeat_ngram.size = i32(s[kSlot_NO_REPEAT_NGRAM_SIZE]);
+  o.dry.allowed_length = I32(s[kSlot_DRY_ALLOWED_LENGTH]);
+  o.dry.last_n = I32(s[kSlot_DRY_PENALTY_LAST_N]);
+  o.no_repeat_ngram.size = I32(s[kSlot_NO_REPEAT_NGRAM_SIZE]);
   o.mirostat_enabled = s[kSlot_MIROSTAT] == 2.0;
   o.mirostat.tau = static_cast<float>(s[kSlot_MIROSTAT_TAU]);
   o.mirostat.eta = static_cast<float>(s[kSlot_MIROSTAT_ETA]);
@@ -102,45 +142,67 @@ inline DecodeOptions OptionsFromSlots(const double* s, const int32_t* aux_i32,
       s[kSlot_BREGMAN] == 2.0 ? BregmanDivergence::kDual : BregmanDivergence::kPrimal;
   o.bregman.alpha = s[kSlot_BREGMAN_ALPHA];
   o.bregman.lambda = s[kSlot_BREGMAN_LAMBDA];
-  o.bregman.fixed_k = count(s[kSlot_BREGMAN_K]);
-  o.bregman.k_min = s[kSlot_BREGMAN_K_MIN] >= 1.0 ? count(s[kSlot_BREGMAN_K_MIN]) : 1;
-  o.bregman.k_max = s[kSlot_BREGMAN_K_MAX] >= 1.0 ? count(s[kSlot_BREGMAN_K_MAX]) : SIZE_MAX;
+  o.bregman.fixed_k = Count(s[kSlot_BREGMAN_K]);
+  o.bregman.k_min = s[kSlot_BREGMAN_K_MIN] >= 1.0 ? Count(s[kSlot_BREGMAN_K_MIN]) : 1;
+  o.bregman.k_max = s[kSlot_BREGMAN_K_MAX] >= 1.0 ? Count(s[kSlot_BREGMAN_K_MAX]) : SIZE_MAX;
   o.logprobs = s[kSlot_LOGPROBS] != 0.0;
   o.return_distribution = s[kSlot_RETURN_DISTRIBUTION] != 0.0;
   o.sorted = s[kSlot_UNSORTED] == 0.0;  // zero (the default): sorted
-  o.top_logprobs = i32(s[kSlot_TOP_LOGPROBS]);
-  o.seed = u64(s[kSlot_SEED_HI], s[kSlot_SEED_LO]);
-  o.step = u64(s[kSlot_STEP_HI], s[kSlot_STEP_LO]);
+  o.top_logprobs = I32(s[kSlot_TOP_LOGPROBS]);
+  o.seed = U64(s[kSlot_SEED_HI], s[kSlot_SEED_LO]);
+  o.step = U64(s[kSlot_STEP_HI], s[kSlot_STEP_LO]);
+}
 
+// The variable-length inputs: each a range of an aux array.
+inline void ReadLists(const double* s, const int32_t* aux_i32, size_t aux_i32_len,
+                      const float* aux_f32, size_t aux_f32_len, DecodeOptions& o) {
   size_t len = 0;
-  size_t off = range(s[kSlot_HISTORY_OFFSET], s[kSlot_HISTORY_LENGTH], aux_i32_len, &len);
+  size_t off = Range(s[kSlot_HISTORY_OFFSET], s[kSlot_HISTORY_LENGTH], aux_i32_len, &len);
   o.history = aux_i32 + off;
   o.history_len = len;
   // logit_bias: ids in the int32 aux, biases at the same offset in the float aux.
-  off = range(s[kSlot_BIAS_OFFSET], s[kSlot_BIAS_LENGTH],
+  off = Range(s[kSlot_BIAS_OFFSET], s[kSlot_BIAS_LENGTH],
               aux_i32_len < aux_f32_len ? aux_i32_len : aux_f32_len, &len);
   o.logit_bias.ids = aux_i32 + off;
   o.logit_bias.bias = aux_f32 + off;
   o.logit_bias.n = len;
-  off = range(s[kSlot_BANNED_OFFSET], s[kSlot_BANNED_LENGTH], aux_i32_len, &len);
+  off = Range(s[kSlot_BANNED_OFFSET], s[kSlot_BANNED_LENGTH], aux_i32_len, &len);
   o.logit_bias.banned = aux_i32 + off;
   o.logit_bias.n_banned = len;
-  off = range(s[kSlot_ALLOWED_OFFSET], s[kSlot_ALLOWED_LENGTH], aux_i32_len, &len);
+  off = Range(s[kSlot_ALLOWED_OFFSET], s[kSlot_ALLOWED_LENGTH], aux_i32_len, &len);
   o.logit_bias.allowed = aux_i32 + off;
   o.logit_bias.n_allowed = len;
   o.logit_bias.restrict_to_allowed = s[kSlot_RESTRICT_TO_ALLOWED] != 0.0;
-  off = range(s[kSlot_BREAKERS_OFFSET], s[kSlot_BREAKERS_LENGTH], aux_i32_len, &len);
+  off = Range(s[kSlot_BREAKERS_OFFSET], s[kSlot_BREAKERS_LENGTH], aux_i32_len, &len);
   o.dry.breakers = aux_i32 + off;
   o.dry.n_breakers = len;
+}
 
-  o.order_len = count(s[kSlot_ORDER_LENGTH]);
+// The stage order; an id past the registry reads as kCount (skipped).
+inline void ReadOrder(const double* s, DecodeOptions& o) {
+  o.order_len = Count(s[kSlot_ORDER_LENGTH]);
   if (o.order_len > kMaxChainLength) o.order_len = kMaxChainLength;
   for (size_t i = 0; i < o.order_len; ++i) {
     const double v = s[kSlot_ORDER + i];
     o.order[i] = (v >= 0.0 && v < static_cast<double>(StageId::kCount))
                      ? static_cast<StageId>(static_cast<int>(v))
-                     : StageId::kCount;  // ignored by the chain
+                     : StageId::kCount;
   }
+}
+
+}  // namespace slot_detail
+
+// Reads the slot block into DecodeOptions. Numeric ranges are checked by
+// Decoder::Validate; here integers are clamped into their C++ types and aux
+// ranges into the aux arrays, so a malformed block can never cause undefined
+// behaviour.
+inline DecodeOptions OptionsFromSlots(const double* s, const int32_t* aux_i32,
+                                      size_t aux_i32_len, const float* aux_f32,
+                                      size_t aux_f32_len) {
+  DecodeOptions o;
+  slot_detail::ReadScalars(s, o);
+  slot_detail::ReadLists(s, aux_i32, aux_i32_len, aux_f32, aux_f32_len, o);
+  slot_detail::ReadOrder(s, o);
   return o;
 }
 

@@ -79,7 +79,4 @@ constexpr StageId kDefaultOrder[] = {
     StageId::kXtc, StageId::kEpsilon, StageId::kEta,
     StageId::kTemperature, StageId::kMirostat, StageId::kBregman};
 
-// The name users give a stage in `samplers` (and the chain's name()).
-const char* StageName(StageId id);
-
 }  // namespace bd
