@@ -1,5 +1,5 @@
 // Draws docs/bench.svg from bench/results.json (no dependencies: the SVG is
-// written by hand) and prints the README's Speed tables (markdown) to stdout.
+// written by hand) and prints docs/speed.md's tables (markdown) to stdout.
 //   node bench/chart.mjs [results.json] [--svg docs/bench.svg] [--V 262144]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

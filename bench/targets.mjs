@@ -1,6 +1,6 @@
 // Issue 9's speed targets, checked against one bench run (bench/results.json):
 // each target's measured ratios, its worst case and whether it is met. The
-// README's Speed section shows this table (bench/readme_speed.mjs), so its
+// docs/speed.md shows this table (bench/readme_speed.mjs), so its
 // verdicts come from the run it describes, not from prose.
 //   node bench/targets.mjs [results.json]     (prints the markdown table)
 // The ratios to a floor come from the run's interleaved rounds

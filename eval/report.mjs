@@ -133,7 +133,7 @@ function tables(res) {
   const out = [];
   out.push('# Decoding quality: the numbers');
   out.push('');
-  out.push(`Made by \`npm run eval\` (eval/run.mjs; ${res.elapsedSeconds} s on ${res.config.workers} worker threads); every number is in eval/results.json. What they mean: [quality.md](quality.md).`);
+  out.push(`Made by \`npm run eval\` (eval/run.mjs; ${res.elapsedSeconds} s on ${res.config.workers} worker threads); every number is in eval/results.json. What they mean: [docs/quality.md](../docs/quality.md).`);
   out.push('');
   out.push(`## Truncation at matched mean k (teacher forcing, ${tf.rows} held-out positions)`);
   out.push('');
@@ -219,12 +219,13 @@ export function renderReport(res) {
     'docs/figures/quality_coverage.svg': sweepFigure(res, 'coverage', 'coverage of the true token', [0, 1]),
     'docs/figures/quality_score.svg': sweepFigure(res, 'score', `mean log((1−${res.config.mix})q + ${res.config.mix}p) of true token`, [lo, hi]),
     'docs/figures/quality_generation.svg': generationFigure(res),
-    'docs/quality_results.md': tables(res),
+    'notes/quality_results.md': tables(res),
   };
 }
 
 export function writeReport(res, outRoot) {
   mkdirSync(new URL('docs/figures/', outRoot), { recursive: true });
+  mkdirSync(new URL('notes/', outRoot), { recursive: true });
   for (const [path, text] of Object.entries(renderReport(res))) writeFileSync(new URL(path, outRoot), text);
 }
 

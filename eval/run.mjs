@@ -9,7 +9,7 @@
 //   3. Sanity facts, asserted (a failure exits 1): primal = dual at alpha 2,
 //      Bregman alpha 1 with fixed k = top-k, every q sums to 1 and keeps the
 //      rank order of p.
-// Writes eval/results.json, docs/figures/quality_*.svg, docs/quality_results.md.
+// Writes eval/results.json, docs/figures/quality_*.svg, notes/quality_results.md.
 //   node eval/run.mjs [--quick] [--out DIR] [--workers N] [--prompts N] [--no-cache]
 // --quick: a small smoke run (the test runs it), written under --out
 // (default eval/.cache/quick/) instead of the committed paths.

@@ -9,7 +9,7 @@
 // a top-k set and the per-k cost is convex in k, so the adaptive k is the
 // smallest k with tau_k = D(k) - D(k+1) <= lambda, found by galloping +
 // bisection over a sorted prefix that grows only as far as the search needs.
-// Math, conventions and golden vectors: docs/spec/bregman.md.
+// Math, conventions and golden vectors: spec/bregman.md.
 //
 // This is the float64 core: plain C++, no SIMD, no allocation after the
 // workspace has grown to the largest k seen.

@@ -50,7 +50,7 @@ class CandidateProbs final : public SortedProbs {
       // sorted the whole row for any k from ~50 000 on): wasm, V = 262144,
       // k 47 000 / 70 000 / 100 000 10 % / 25 % / 25 % faster, k 135 000 to
       // 230 000 5-7 % slower (one more gather before the whole row), natively
-      // 23 % / 33 % / 32 % and 7-10 % (docs/bregman.md, "The sorted prefix").
+      // 23 % / 33 % / 32 % and 7-10 % (notes/bregman_journal.md, "The sorted prefix").
       if (need > c_.SortedCount()) {
         // (The first prefix, kFirstPrefix, is the normaliser's.)
         const size_t next = requested_ < 512     ? 8 * requested_

@@ -435,7 +435,7 @@ test('the bench page (npm run bench:gpu) runs and reports bytes read back', asyn
   console.log(`# bench (SwiftShader, meaningless timings): ${r.results.map((x) => `${JSON.stringify(x.options)} ${x.gpuBytes} B (${x.path})`).join('; ')}`);
 });
 
-// The README's rule for the wasm objects ("Using a disposed sampler or
+// docs/api.md's rule for the wasm objects ("Using a disposed sampler or
 // instance ... is a TypeError") holds for the GPU decoder and its samplers:
 // they threw a plain Error, and a disposed GPU sampler went on drawing.
 test('a disposed GPU decoder or GPU sampler throws TypeError, and dispose() twice is fine', async () => {

@@ -1,13 +1,14 @@
 // bench/targets.mjs judges issue 9's targets from a results.json: checked on
 // synthetic runs whose ratios are set by hand (each target moved across its
 // limit in turn, so a verdict that ignored its numbers would fail), and the
-// README's generated block shows the verdicts of the published run.
+// generated blocks of docs/speed.md and README.md are the published run's.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as suite from '../../bench/suite.mjs';
+import { speedBlocks, DOC_BLOCK, README_BLOCK } from '../../bench/readme_speed.mjs';
 import { targets, targetsTable, TARGET_V } from '../../bench/targets.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -122,9 +123,12 @@ test('pairedRatios: the median of the rounds\' own ratios, so load that drifts a
   // slow phase against the floor's fast one would give 0.9 * 3 / (0.5 * 1) = 5.4.
 });
 
-test("the README's generated block shows the published run's verdicts", () => {
+test("docs/speed.md's and the README's generated blocks show the published run and its verdicts", () => {
   const r = JSON.parse(readFileSync(join(root, 'bench/results.json'), 'utf8'));
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const block = readme.match(/<!-- bench:begin[^]*?<!-- bench:end -->/)[0];
-  assert.ok(block.includes(targetsTable(r)), 'README is stale: run node bench/readme_speed.mjs');
+  const doc = readFileSync(join(root, 'docs/speed.md'), 'utf8').match(DOC_BLOCK)[0];
+  assert.ok(doc.includes(targetsTable(r)), 'docs/speed.md is stale: run node bench/readme_speed.mjs');
+  const want = speedBlocks(join(root, 'bench/results.json'), '/dev/null');
+  assert.equal(doc, want.doc, 'docs/speed.md is stale: run node bench/readme_speed.mjs');
+  const readme = readFileSync(join(root, 'README.md'), 'utf8').match(README_BLOCK)[0];
+  assert.equal(readme, want.readme, 'README.md is stale: run node bench/readme_speed.mjs');
 });

@@ -5,8 +5,8 @@
 // does, one of 14 000 does not). That residual is spread as if it had been
 // dropped: the objective comes out 2.6e-107 instead of 0, and at a large alpha
 // its remainder per token, (1e-16 / k)^(alpha - 1), is below the double range,
-// which sends the solve to the scalar log-scale path (README "Bregman speed by
-// alpha"): a flat row of 14 000 at dual alpha 20 took 0.6-1.5 s per call and
+// which sends the solve to the scalar log-scale path (docs/bregman.md, "Speed",
+// "Extreme alphas"): a flat row of 14 000 at dual alpha 20 took 0.6-1.5 s per call and
 // one of 40 000 at dual alpha 40 took 10 s in this review (16 384: 1-8 ms).
 // The full support is now solved with the kept mass 1 (src/bregman/decode.cc,
 // PerK::KeptMass and solve_final).

@@ -179,7 +179,7 @@ test('npm run eval --quick: sanity facts pass and results.json has every point',
       assert.match(svg, /^<svg[^]*<\/svg>\n$/);
       assert.ok(svg.includes('<polyline') || svg.includes('<circle'));
     }
-    assert.ok(existsSync(join(out, 'docs/quality_results.md')));
+    assert.ok(existsSync(join(out, 'notes/quality_results.md')));
   } finally {
     rmSync(out, { recursive: true, force: true });
   }

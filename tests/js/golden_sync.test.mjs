@@ -1,4 +1,4 @@
-// The Bregman golden vectors (tests/golden/) are the spec's (docs/spec/bregman.md
+// The Bregman golden vectors (tests/golden/) are the spec's (spec/bregman.md
 // §10): 40-digit solutions, cross-checked there against a brute force. The
 // native, wasm, Node and browser tests all read bregman_golden.json, so an
 // edit to it would silently move every oracle at once. Two guards:

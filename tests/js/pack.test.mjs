@@ -57,26 +57,31 @@ test('the packed tarball installs offline and works with import and require', ()
       'package/dist/index.cjs', 'package/dist/index.mjs']) {
       assert.ok(files.includes(f), `${f} missing from the tarball`);
     }
-    // Lean: the library, its CLI, README, LICENSE and the docs README links
-    // to; no model weights, demo or sources.
+    // Lean: the library, its CLI, README, LICENSE and the user docs; no model
+    // weights, demo, sources, math spec or engineering notes.
     const shipped = files.trim().split('\n');
     for (const f of shipped) {
-      assert.match(f, /^package\/(dist\/|bin\/bregman-decode\.mjs$|README\.md$|LICENSE$|package\.json$|docs\/([\w-]+\.md|bench\.svg|figures\/[\w-]+\.svg|spec\/[\w-]+\.md)$)/,
+      assert.match(f, /^package\/(dist\/|bin\/bregman-decode\.mjs$|README\.md$|LICENSE$|package\.json$|docs\/([\w-]+\.md|bench\.svg|figures\/[\w-]+\.svg)$)/,
         `${f} should not ship`);
     }
     assert.ok(shipped.includes('package/LICENSE'), 'LICENSE missing from the tarball (package.json says MIT)');
-    // Every relative link of the shipped README and docs into docs/ resolves
-    // inside the package (links to the repository's models/ and tools/ are
-    // about running from a clone: the demo, the training scripts).
+    // Every relative link of the shipped README and docs resolves inside the
+    // package: a file that stays in the repository is named, not linked (the
+    // package has no repository URL to link it by).
     for (const doc of shipped.filter((f) => /\.md$/.test(f))) {
       const text = execFileSync('tar', ['-xzOf', tarball, doc], { encoding: 'utf8' });
       for (const [, link] of text.matchAll(/\]\(([^)\s#]+)(?:#[^)]*)?\)/g)) {
         if (/^[a-z]+:/.test(link)) continue;
         const target = posix.normalize(posix.join(posix.dirname(doc), link)).replace(/\/$/, '');
-        if (!target.startsWith('package/docs/') && !target.startsWith('package/README')) continue;
         assert.ok(shipped.some((f) => f === target || f.startsWith(`${target}/`)), `${doc} links to ${link}, not in the tarball`);
       }
     }
+    // The user docs stay readable: no shipped doc over 40 KB, 160 KB of docs in all.
+    const sizes = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json'], { cwd: root, encoding: 'utf8' }))[0].files
+      .filter((f) => /^docs\/.*\.md$/.test(f.path));
+    for (const f of sizes) assert.ok(f.size <= 40 * 1024, `${f.path} is ${f.size} bytes, over 40 KB`);
+    const total = sizes.reduce((a, f) => a + f.size, 0);
+    assert.ok(total <= 160 * 1024, `the shipped docs are ${total} bytes, over 160 KB`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

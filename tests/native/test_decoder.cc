@@ -1662,12 +1662,12 @@ TEST_CASE("Bregman: tau_k where the dropped mass is below float64's resolution o
   // (exact, spec 4.2: EuclidTau with the true rem), so lambda = 1e-35, below
   // tau_1 and tau_2 = (rem_2 + 2 p_3)^2 / 12 = 1.35e-35 (mpmath), gives k = 1
   // for the spec's k = 3, at twice the optimal objective (C(1) = 6.4e-35
-  // against C(3) = 3e-35). Same root as README's "Bregman objective
-  // precision" (1 - s_k lost below ~1e-16), which documents the objective
-  // only: k is wrong too, wherever lambda lies below ~(dropped mass)^2 and
-  // alpha >= 2 (primal alpha 3 at lambda 1e-40 gives k = 1 as well, its tau_1
-  // being ~3.6e-35). Fixing it means taking the dropped mass from the tail's
-  // own sum (docs/bregman.md, "The objective's tail": left open because it
+  // against C(3) = 3e-35). Same root as the objective's precision in
+  // docs/bregman.md, "Precision" (1 - s_k lost below ~1e-16): k is wrong
+  // too, wherever lambda lies below ~(dropped mass)^2 and alpha >= 2 (primal
+  // alpha 3 at lambda 1e-40 gives k = 1 as well, its tau_1 being ~3.6e-35).
+  // Fixing it means taking the dropped mass from the tail's own sum
+  // (notes/bregman_journal.md, "The objective's tail": left open because it
   // moves q's bits everywhere). Marked should_fail until then.
   bd::Decoder dec;
   const std::vector<float> row = {0.0f, -40.0f, -40.0f};

@@ -14,7 +14,7 @@
 //   * k* is the smallest argmin of C(k) = D(k) + lambda k.
 //
 // Generator phi_a(x) = (x^a - x) / (a (a - 1)), phi_1 = x log x, and
-// d(x, y) = phi(x) - phi(y) - phi'(y) (x - y) (spec docs/spec/bregman.md).
+// d(x, y) = phi(x) - phi(y) - phi'(y) (x - y) (spec spec/bregman.md).
 //
 // Range: past alpha ~64 DivergenceRel's series (|r| <= 1/2) can cancel
 // catastrophically (terms of C(alpha, n) |r|^n, ~1e11 at alpha 128), and D(k)
