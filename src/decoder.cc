@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "chain.h"
+#include "draw.h"
 #include "kernels/blocks.h"
 #include "kernels/det_math.h"
 #include "kernels/exp_f64.h"
@@ -23,68 +24,6 @@
 
 namespace bd {
 namespace {
-
-struct DrawPick {
-  size_t index;
-  float e;  // its unnormalised probability exp((v - max) * scale)
-};
-
-// The block holding target: the first whose block sum takes the running sum
-// (block by block, in double) past it, or at the end (target within rounding
-// of Z) the last with a positive sum. *cum: the sum of the blocks before it.
-size_t BlockHolding(const float* block_sums, size_t nb, double target, double* cum) {
-  double sum = 0.0, sum_before_last = 0.0;
-  size_t b = 0, last = nb;
-  for (; b < nb; ++b) {
-    if (!(block_sums[b] > 0.0f)) continue;
-    if (sum + block_sums[b] > target) break;
-    last = b;
-    sum_before_last = sum;
-    sum += block_sums[b];
-  }
-  if (b == nb) {
-    b = last;
-    sum = sum_before_last;
-  }
-  *cum = sum;
-  return b;
-}
-
-// The first index whose running sum of e (in id order; blocks by their block
-// sums, then one block element by element, in double) exceeds target; at the
-// end (target within rounding of Z), the last index with e > 0.
-DrawPick WalkBlocks(const float* row, size_t n, float max, float scale,
-                    const float* block_sums, double target, float* e) {
-  double cum;
-  const size_t begin = BlockHolding(block_sums, NumBlocks(n), target, &cum) * kBlock;
-  const size_t len = std::min(kBlock, n - begin);
-  ExpWrite(row + begin, len, max, scale, e);
-  size_t pick = 0;
-  for (size_t i = 0; i < len; ++i) {
-    if (!(e[i] > 0.0f)) continue;
-    pick = i;
-    cum += e[i];
-    if (cum > target) break;
-  }
-  return DrawPick{begin + pick, e[pick]};
-}
-
-// WalkBlocks over a band of the row: the entries with lo <= row[i] <= hi,
-// weighed by e[i] (the others 0), block_sums from SumBandBlocks.
-DrawPick WalkBand(const float* row, const float* e, size_t n, float lo, float hi,
-                  const float* block_sums, double target) {
-  double cum;
-  const size_t begin = BlockHolding(block_sums, NumBlocks(n), target, &cum) * kBlock;
-  const size_t end = std::min(begin + kBlock, n);
-  size_t pick = begin;
-  for (size_t i = begin; i < end; ++i) {
-    if (!(row[i] >= lo && row[i] <= hi && e[i] > 0.0f)) continue;
-    pick = i;
-    cum += e[i];
-    if (cum > target) break;
-  }
-  return DrawPick{pick, e[pick]};
-}
 
 // Whether the draw may read a stage's list exps (Candidates::list_exp):
 // cleared only by tests, which compare against a decoder that never does.
@@ -277,82 +216,14 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     k_ = 1;
     token_ = greedy_token_;
     logprob_ = 0.0;
-  } else if (c.row_band) {
-    // A band of the row left by its stage (top-p, typical): the row's draw
-    // with every entry outside the band weighing 0, i.e. the band's sums per
-    // row block (one pass over the row and the stage's exps), then one block.
-    const double u = UniformDraw(o.seed, step);
-    const float* e = c.band_exp;
-    if (!g_reuse_list_exps) {
-      // The same exps recomputed (the tests' decoder that never reuses them).
-      ExpWrite(c.row, vocab, c.list_exp_max, c.list_exp_scale, ws_.row_exp.data());
-      e = ws_.row_exp.data();
-    } else {
-      draw_reused_exps_ = true;
-    }
-    float* block_sums = ws_.block_sums.data();
-    const double z = SumBandBlocks(c.row, e, vocab, c.band_lo, c.band_hi, block_sums);
-    const DrawPick d = WalkBand(c.row, e, vocab, c.band_lo, c.band_hi, block_sums, u * z);
-    drew_row_band_ = true;
-    k_ = c.band_count;
-    token_ = static_cast<int32_t>(d.index);
-    p_token = static_cast<double>(d.e) / z;
-    logprob_ = LogF64(static_cast<double>(d.e)) - LogF64(z);
-  } else if (!c.truncated) {
-    // Inverse CDF over the row in id order, no sort: one exp pass leaves
-    // the block sums; walk them to the block holding u * Z, then walk that
-    // block's exps (recomputed bit-identically). The sums are order-fixed
-    // (virtual lanes), so every target draws the same token.
-    const double u = UniformDraw(o.seed, step);
-    const float scale = static_cast<float>(1.0 / c.temperature);
-    float* block_sums = ws_.block_sums.data();
-    const double z = ExpBlockSums(c.row, vocab, c.row_max, scale, block_sums);
-    const DrawPick d = WalkBlocks(c.row, vocab, c.row_max, scale, block_sums, u * z,
-                                  ws_.tmp_logits.data());
-    k_ = c.row_finite;
-    token_ = static_cast<int32_t>(d.index);
-    p_token = static_cast<double>(d.e) / z;
-    logprob_ = LogF64(static_cast<double>(d.e)) - LogF64(z);
   } else {
-    // A truncated list: walk it in a canonical order, so every platform
-    // (whatever its nth_element) draws the same token.
-    const double u = UniformDraw(o.seed, step);
-    // Canonical orders: sorted, or ascending ids (a gathered list); anything
-    // else (a partially sorted list) is sorted first.
-    const float scale = static_cast<float>(1.0 / c.temperature);
-    // A stage's exps of this very list (ascending ids) at this scale are
-    // its weights, measured from the max the stage measured them from
-    // (Candidates::list_exp); summed as they are, or recomputed (the same
-    // bits) when reuse is switched off for testing.
-    const bool measured = c.list_exp != nullptr && !c.probs_valid && c.list_exp_scale == scale;
-    const bool reuse = g_reuse_list_exps && measured;
-    // A sorted list (Bregman's q) needs no scan: it is canonical already.
-    const bool sorted = c.sorted >= c.size;
-    const ListScan scan = measured ? ListScan{true, c.list_exp_max}
-                          : sorted ? ListScan{false, 0.0f}
-                                   : ScanList(c.ids, c.logits, c.size);
-    if (!scan.ids_ascending) EnsureSorted(c, c.size, ws_);
-    if (!c.probs_valid) {
-      // softmax of the list: the row's draw (one SIMD exp pass with block
-      // sums, then one block), bit-identical on every target.
-      const float max = scan.ids_ascending ? scan.max : CandidateMax(c);
-      float* block_sums = ws_.block_sums.data();
-      const double z = reuse ? SumBlocks(c.list_exp, c.size, block_sums)
-                             : ExpBlockSums(c.logits, c.size, max, scale, block_sums);
-      draw_reused_exps_ = reuse;
-      const DrawPick d = WalkBlocks(c.logits, c.size, max, scale, block_sums, u * z,
-                                    ws_.tmp_logits.data());
-      k_ = c.size;
-      token_ = c.ids[d.index];
-      p_token = static_cast<double>(d.e) / z;
-    } else {
-      // Explicit probabilities (Bregman's q): walked in float64.
-      const size_t pick = WalkProbs(c.probs, c.size, u);
-      k_ = c.size;
-      token_ = c.ids[pick];
-      p_token = c.probs[pick];
-    }
-    logprob_ = LogF64(p_token);
+    const Drawn d = DrawToken(c, UniformDraw(o.seed, step), ws_, g_reuse_list_exps);
+    k_ = d.k;
+    token_ = d.token;
+    p_token = d.p;
+    logprob_ = d.logprob;
+    draw_reused_exps_ = d.reused_exps;
+    drew_row_band_ = d.from_row_band;
   }
   raw_logprob_ = static_cast<double>(logits[token_]) - raw_max_ - raw_log_z_;  // NaN unless asked
   if (o.return_distribution) {
