@@ -17,7 +17,7 @@ if (!buildDir || !distDir) {
   process.exit(2);
 }
 mkdirSync(distDir, { recursive: true });
-// Files of earlier layouts (unbundled sources) that the bundles replace.
+// dist/ ships bundles, no unbundled modules: a dist/ that has them loses them.
 for (const f of ['api.mjs', 'api.cjs', 'gpu']) rmSync(join(distDir, f), { recursive: true, force: true });
 const copy = (from, to) => copyFileSync(from, join(distDir, to));
 copy(join(buildDir, 'web', 'bregman_decoders.mjs'), 'bregman_decoders.mjs');
