@@ -52,6 +52,77 @@ function checkOptions(options) {
   return options;
 }
 
+// A logits GPUBuffer and row index: a STORAGE buffer with row `rowIndex` of
+// `vocab` elements of `dtype` in it.
+function checkRowBuffer(U, buffer, rowIndex, { vocab, elemBytes, dtype }) {
+  if (buffer === null || typeof buffer !== 'object' || typeof buffer.mapAsync !== 'function') {
+    throw new TypeError('logits must be a GPUBuffer');
+  }
+  if ((buffer.usage & U.STORAGE) === 0) throw new TypeError('logits GPUBuffer needs GPUBufferUsage.STORAGE');
+  // WebGPU binds storage buffers (and copies them) in whole 4-byte words.
+  if (buffer.size % 4 !== 0) {
+    throw new RangeError(`logits GPUBuffer of ${buffer.size} bytes: its size must be a multiple of 4 (pad the buffer)`);
+  }
+  if (typeof rowIndex !== 'number') throw new TypeError(`row must be a number, got ${typeof rowIndex}`);
+  if (!Number.isInteger(rowIndex) || rowIndex < 0) {
+    throw new RangeError(`row must be an integer >= 0, got ${rowIndex}`);
+  }
+  if ((rowIndex + 1) * vocab * elemBytes > buffer.size) {
+    throw new RangeError(`logits GPUBuffer of ${buffer.size} bytes has no row ${rowIndex} of ${vocab} ${dtype}`);
+  }
+}
+
+// The answer on the candidate path for plan `d`, or { reason } to fall back.
+function answer(cx, d, o, sel, cpu, call) {
+  if (d.kind === 'exact') {
+    fillRow(cx, sel.m, call.nListed, null);
+    try { return { result: cpu(cx.row, o), reason: d.reason }; } finally { clearRow(cx, sel.m, call.nListed, null); }
+  }
+  // A mirostat sampler (its state in wasm) cannot take rewritten options:
+  // its top-p takes the edited call, which restates nothing (the nucleus
+  // from a stateless call of the chain up to top-p, with the sampler's
+  // history), and its Bregman falls back.
+  if (d.kind === 'bregman') {
+    return call.allowRewrite ? bregmanCall(cx, o, d.temp, sel, cpu, call.isSample)
+      : { reason: 'bregman over the whole row in a mirostat sampler' };
+  }
+  if (d.kind === 'top_p' && call.allowRewrite) return nucleusCall(cx, o, d.temp, sel, cpu);
+  if (d.kind === 'top_p' || d.kind === 'top_p_edited') return editedTopPCall(cx, o, d.temp, sel, cpu, call);
+  return { reason: d.reason };
+}
+
+// decodeBatch / sampleBatch over rows [0, rows) of one buffer. ctx: { serial,
+// GpuSampler, decodeNow, sampleNow }.
+function runBatch(ctx, kind, buffer, rows, perRow) {
+  const { GpuSampler } = ctx;
+  if (typeof rows !== 'number') throw new TypeError('rows must be a number');
+  if (!Number.isInteger(rows) || rows < 1) throw new RangeError(`rows must be an integer >= 1, got ${rows}`);
+  if (Array.isArray(perRow) && perRow.length !== rows) {
+    throw new RangeError(`per-row options: got ${perRow.length} entries for ${rows} rows`);
+  }
+  // As the CPU batch: the rows one after another, as one task (no other
+  // call runs between them), and the first row that throws ends it: the
+  // rows after it are not decoded and their samplers do not step.
+  return ctx.serial(async () => {
+    const out = [];
+    for (let r = 0; r < rows; r++) {
+      const o = Array.isArray(perRow) ? perRow[r] : perRow;
+      if (o instanceof GpuSampler) {
+        out.push(await (kind === 'sample' ? o._sampleNow(buffer, r) : o._decodeNow(buffer, r)));
+        continue;
+      }
+      // A sampler of another GPU decoder or of the CPU path: TypeError, as
+      // the CPU batch's.
+      if (o !== null && typeof o === 'object' && (o[GPU_SAMPLER] !== undefined || samplerOwner(o) !== undefined)) {
+        throw new TypeError(`per-row options[${r}] is a sampler of ${o[GPU_SAMPLER] !== undefined
+          ? 'another GPU decoder' : 'the CPU path (bd.createSampler): use gd.createSampler'}`);
+      }
+      out.push(await (kind === 'sample' ? ctx.sampleNow(buffer, o, r) : ctx.decodeNow(buffer, o, r)));
+    }
+    return out;
+  });
+}
+
 /**
  * @param {object} bd a loaded bregman-decoders instance
  * @param {GPUDevice} device
@@ -80,43 +151,10 @@ export function createGpuDecoder(bd, device, config) {
   };
   let disposed = false;
 
-  function checkBuffer(buffer, rowIndex) {
+  const checkBuffer = (buffer, rowIndex) => {
     if (disposed) throw new TypeError('this GPU decoder was disposed');
-    if (buffer === null || typeof buffer !== 'object' || typeof buffer.mapAsync !== 'function') {
-      throw new TypeError('logits must be a GPUBuffer');
-    }
-    if ((buffer.usage & U.STORAGE) === 0) throw new TypeError('logits GPUBuffer needs GPUBufferUsage.STORAGE');
-    // WebGPU binds storage buffers (and copies them) in whole 4-byte words.
-    if (buffer.size % 4 !== 0) {
-      throw new RangeError(`logits GPUBuffer of ${buffer.size} bytes: its size must be a multiple of 4 (pad the buffer)`);
-    }
-    if (typeof rowIndex !== 'number') throw new TypeError(`row must be a number, got ${typeof rowIndex}`);
-    if (!Number.isInteger(rowIndex) || rowIndex < 0) {
-      throw new RangeError(`row must be an integer >= 0, got ${rowIndex}`);
-    }
-    if ((rowIndex + 1) * vocab * elemBytes > buffer.size) {
-      throw new RangeError(`logits GPUBuffer of ${buffer.size} bytes has no row ${rowIndex} of ${vocab} ${dtype}`);
-    }
-  }
-
-  // The answer on the candidate path for plan `d`, or { reason } to fall back.
-  function answer(d, o, sel, cpu, call) {
-    if (d.kind === 'exact') {
-      fillRow(cx, sel.m, call.nListed, null);
-      try { return { result: cpu(cx.row, o), reason: d.reason }; } finally { clearRow(cx, sel.m, call.nListed, null); }
-    }
-    // A mirostat sampler (its state in wasm) cannot take rewritten options:
-    // its top-p takes the edited call, which restates nothing (the nucleus
-    // from a stateless call of the chain up to top-p, with the sampler's
-    // history), and its Bregman falls back.
-    if (d.kind === 'bregman') {
-      return call.allowRewrite ? bregmanCall(cx, o, d.temp, sel, cpu, call.isSample)
-        : { reason: 'bregman over the whole row in a mirostat sampler' };
-    }
-    if (d.kind === 'top_p' && call.allowRewrite) return nucleusCall(cx, o, d.temp, sel, cpu);
-    if (d.kind === 'top_p' || d.kind === 'top_p_edited') return editedTopPCall(cx, o, d.temp, sel, cpu, call);
-    return { reason: d.reason };
-  }
+    checkRowBuffer(U, buffer, rowIndex, { vocab, elemBytes, dtype });
+  };
 
   // One row: select on the GPU, plan, then run `cpu(row, options)` on the
   // candidate row (or on the full row after a fallback).
@@ -138,7 +176,7 @@ export function createGpuDecoder(bd, device, config) {
       rowPasses: 2 + sel.levels, dispatches: 19,
     };
     const call = { nListed: ids.length, chain, greedy, history, allowRewrite, isSample };
-    const { result: onCandidates = null, reason } = answer(d, o, sel, cpu, call);
+    const { result: onCandidates = null, reason } = answer(cx, d, o, sel, cpu, call);
     let result = onCandidates;
     let fullRow = null;
     if (result !== null) {
@@ -166,35 +204,6 @@ export function createGpuDecoder(bd, device, config) {
     bd, vocab, owner: () => api, isDisposed: () => disposed, serial, checkBuffer, runRow,
   });
 
-  function batch(kind, buffer, rows, perRow) {
-    if (typeof rows !== 'number') throw new TypeError('rows must be a number');
-    if (!Number.isInteger(rows) || rows < 1) throw new RangeError(`rows must be an integer >= 1, got ${rows}`);
-    if (Array.isArray(perRow) && perRow.length !== rows) {
-      throw new RangeError(`per-row options: got ${perRow.length} entries for ${rows} rows`);
-    }
-    // As the CPU batch: the rows one after another, as one task (no other
-    // call runs between them), and the first row that throws ends it: the
-    // rows after it are not decoded and their samplers do not step.
-    return serial(async () => {
-      const out = [];
-      for (let r = 0; r < rows; r++) {
-        const o = Array.isArray(perRow) ? perRow[r] : perRow;
-        if (o instanceof GpuSampler) {
-          out.push(await (kind === 'sample' ? o._sampleNow(buffer, r) : o._decodeNow(buffer, r)));
-          continue;
-        }
-        // A sampler of another GPU decoder or of the CPU path: TypeError, as
-        // the CPU batch's.
-        if (o !== null && typeof o === 'object' && (o[GPU_SAMPLER] !== undefined || samplerOwner(o) !== undefined)) {
-          throw new TypeError(`per-row options[${r}] is a sampler of ${o[GPU_SAMPLER] !== undefined
-            ? 'another GPU decoder' : 'the CPU path (bd.createSampler): use gd.createSampler'}`);
-        }
-        out.push(await (kind === 'sample' ? sampleNow(buffer, o, r) : decodeNow(buffer, o, r)));
-      }
-      return out;
-    });
-  }
-
   async function decodeNow(buffer, options, rowIndex) {
     checkBuffer(buffer, rowIndex);
     const o = checkOptions(options);
@@ -206,6 +215,7 @@ export function createGpuDecoder(bd, device, config) {
     return runRow(buffer, rowIndex, o, o.history, (x, oo) => bd.sample(x, oo), true, true);
   }
 
+  const batchCtx = { serial, GpuSampler, decodeNow, sampleNow };
   const api = {
     vocab, maxCandidates: M, dtype,
     /** The processed distribution of row `row` (default 0) of a [rows, vocab] GPUBuffer. */
@@ -216,8 +226,8 @@ export function createGpuDecoder(bd, device, config) {
     sample(buffer, options, rowIndex = 0) {
       return serial(() => sampleNow(buffer, options, rowIndex));
     },
-    decodeBatch: (buffer, rows, perRow) => batch('decode', buffer, rows, perRow),
-    sampleBatch: (buffer, rows, perRow) => batch('sample', buffer, rows, perRow),
+    decodeBatch: (buffer, rows, perRow) => runBatch(batchCtx, 'decode', buffer, rows, perRow),
+    sampleBatch: (buffer, rows, perRow) => runBatch(batchCtx, 'sample', buffer, rows, perRow),
     /** A stateful sampler over GPU rows (options fixed at creation: its own copy, as bd.createSampler's). */
     createSampler(options = {}) {
       if (disposed) throw new TypeError('this GPU decoder was disposed');

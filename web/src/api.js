@@ -3,12 +3,11 @@
 // set and a chosen stage order). Platform-neutral: the entry points (browser
 // and Node) differ only in how they instantiate the wasm module and where
 // entropy for unseeded draws comes from.
-import { SAMPLER_BRAND } from './brand.js';
-import { checkInteger } from './checks.js';
+import { runBatch } from './batches.js';
 import { checkLogits, createInputs } from './inputs.js';
-import { createOptionBlock, snapshotOptions } from './options.js';
+import { createOptionBlock } from './options.js';
 import { checkStatus, readDistribution, readSample } from './results.js';
-import { defineSampler } from './sampler.js';
+import { defineSampler, newSampler } from './sampler.js';
 import { DEFAULT_ORDER } from './stage_table.js';
 
 /**
@@ -76,59 +75,8 @@ export function createApi(M, entropy32) {
   });
   const Sampler = defineSampler({ M, raw, inputs, live, guarded, freshRaw, owner: () => api });
 
-  function createSampler(given = {}) {
-    const options = snapshotOptions(given);
-    if (options !== null && typeof options === 'object' && options.history !== undefined) {
-      throw new RangeError('history is for the stateless calls; feed a sampler with accept()');
-    }
-    if (options !== null && typeof options === 'object' && options.step !== undefined) {
-      throw new RangeError('step is for the stateless calls; a sampler counts its own draws');
-    }
-    const seeded = block.write(options);
-    // A sampler's stages see its latest MAX_HISTORY tokens: a longer window
-    // would silently read fewer than asked.
-    for (const name of ['penalty_last_n', 'dry_penalty_last_n']) {
-      const w = options?.[name];
-      if (w > M.MAX_HISTORY) {
-        throw new RangeError(`${name} ${w} exceeds the ${M.MAX_HISTORY} latest tokens a sampler's stages ` +
-          'see (-1 reads all of them; the stateless calls take a history of any length)');
-      }
-    }
-    const flags = block.resultFlags();
-    if (!seeded) block.setSeed(randomSeed());
-    checkStatus(raw, raw.validate());
-    return new Sampler(options, raw.createSampler(), flags, null, seeded);
-  }
-
-  // [B, V] batches: `perRow` is one options object for every row, or an array
-  // of B options objects or Samplers (per-row state). Row r gives exactly
-  // what the single call on that row gives (tests/js/batch.test.mjs).
-  function batch(kind, logits, vocab, perRow) {
-    if (!(logits instanceof Float32Array)) throw new TypeError('logits must be a Float32Array');
-    if (inputs.isInputView(logits)) {
-      throw new RangeError('logits: an inputBuffer() view holds one row; pass a batch in its own Float32Array');
-    }
-    checkInteger('vocab', vocab, 1);
-    if (vocab > M.MAX_VOCAB) throw new RangeError(`vocab ${vocab} exceeds the largest vocabulary (${M.MAX_VOCAB})`);
-    if (logits.length % vocab !== 0) {
-      throw new RangeError(`logits length ${logits.length} is not a multiple of vocab ${vocab}`);
-    }
-    const rows = logits.length / vocab;
-    if (Array.isArray(perRow) && perRow.length !== rows) {
-      throw new RangeError(`per-row options: got ${perRow.length} entries for ${rows} rows`);
-    }
-    const out = new Array(rows);
-    for (let r = 0; r < rows; r++) {
-      const row = logits.subarray(r * vocab, (r + 1) * vocab);
-      const o = Array.isArray(perRow) ? perRow[r] : perRow;
-      if (o !== null && typeof o === 'object' && o[SAMPLER_BRAND] !== undefined && o[SAMPLER_BRAND] !== api) {
-        throw new TypeError(`per-row options[${r}] is a sampler of another bregman-decoders instance`);
-      }
-      if (o instanceof Sampler) out[r] = kind === 'sample' ? o._sample(row) : o._decode(row);
-      else out[r] = kind === 'sample' ? sample(row, o) : decode(row, o);
-    }
-    return out;
-  }
+  const createSampler = (given = {}) => newSampler({ M, raw, block, Sampler, randomSeed }, given);
+  const batchCtx = () => ({ M, inputs, owner: api, Sampler, decode, sample });
 
   const api = {
     /** Highway target the kernels run on ('WASM' when SIMD128 is in use). */
@@ -151,8 +99,8 @@ export function createApi(M, entropy32) {
      */
     inputBuffer: guarded('inputBuffer', inputs.inputBuffer),
     createSampler: guarded('createSampler', createSampler),
-    decodeBatch: guarded('decodeBatch', (logits, vocab, perRow) => batch('decode', logits, vocab, perRow)),
-    sampleBatch: guarded('sampleBatch', (logits, vocab, perRow) => batch('sample', logits, vocab, perRow)),
+    decodeBatch: guarded('decodeBatch', (logits, vocab, perRow) => runBatch(batchCtx(), 'decode', logits, vocab, perRow)),
+    sampleBatch: guarded('sampleBatch', (logits, vocab, perRow) => runBatch(batchCtx(), 'sample', logits, vocab, perRow)),
     /** Bytes of scratch the decoder holds (flat after the first call). */
     workspaceBytes() { live(); return raw.workspaceBytes(); },
     /** Bytes of wasm linear memory (flat in steady state). */

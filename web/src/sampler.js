@@ -1,6 +1,7 @@
 // Samplers (bd.createSampler): a wasm sampler with its own state (history,
 // mirostat's mu, draw counter), over the instance's wasm decoder.
 import { checkInteger } from './checks.js';
+import { snapshotOptions } from './options.js';
 import { SAMPLER_BRAND } from './brand.js';
 import { checkLogits } from './inputs.js';
 import { checkStatus, readDistribution, readSample } from './results.js';
@@ -12,6 +13,21 @@ import { DEFAULT_ORDER, stageOn } from './stage_table.js';
 const samplerRegistry = typeof FinalizationRegistry === 'function'
   ? new FinalizationRegistry((handle) => { if (!handle.isDeleted()) handle.delete(); })
   : null;
+
+// A row's checks for a sampler that has seen rows of `vocab` (null: none yet).
+function checkVocab(M, vocab, logits) {
+  checkLogits(M, logits);
+  if (vocab !== null && logits.length !== vocab) {
+    throw new RangeError(`sampler: logits length ${logits.length} differs from the vocabulary ` +
+      `size ${vocab} this sampler was used with (reset() forgets it)`);
+  }
+}
+
+// The chain of a sampler's options, in order, as stage names.
+function chainName(options) {
+  const order = options?.samplers ?? DEFAULT_ORDER;
+  return order.filter((s) => s === 'temperature' || stageOn(s, options ?? {})).join(' -> ') + ' -> dist';
+}
 
 /**
  * The Sampler class of one instance. ctx: { M, raw, inputs, live, guarded,
@@ -40,17 +56,10 @@ export function defineSampler(ctx) {
       live();
       if (this._raw === null) throw new TypeError('this sampler was disposed');
     }
-    _checkVocab(logits) {
-      checkLogits(M, logits);
-      if (this._vocab !== null && logits.length !== this._vocab) {
-        throw new RangeError(`sampler: logits length ${logits.length} differs from the vocabulary ` +
-          `size ${this._vocab} this sampler was used with (reset() forgets it)`);
-      }
-    }
     // Runs `call(rawSampler, n)` on the row; the call's unguarded body.
     _run(logits, call) {
       this._alive();
-      this._checkVocab(logits);
+      checkVocab(M, this._vocab, logits);
       const n = logits.length;
       inputs.writeLogits(logits, inputs.inputRow(logits));
       checkStatus(raw, call(this._raw, n));
@@ -109,9 +118,7 @@ export function defineSampler(ctx) {
     /** The chain, in order, as stage names. */
     get name() {
       this._alive();
-      const order = this._options?.samplers ?? DEFAULT_ORDER;
-      return order.filter((s) => s === 'temperature' || stageOn(s, this._options ?? {}))
-        .join(' -> ') + ' -> dist';
+      return chainName(this._options);
     }
     /** Frees the sampler's wasm memory now (otherwise the garbage collector does). */
     dispose() {
@@ -125,4 +132,33 @@ export function defineSampler(ctx) {
   const guardedSample = guarded('sample', (s, logits) => s._sample(logits));
   const guardedDecode = guarded('decode', (s, logits) => s._decode(logits));
   return Sampler;
+}
+
+/**
+ * bd.createSampler(given): a Sampler of its own copy of the options. ctx:
+ * { M, raw, block (the option block), Sampler, randomSeed() }.
+ */
+export function newSampler(ctx, given) {
+  const { M, raw, block } = ctx;
+  const options = snapshotOptions(given);
+  if (options !== null && typeof options === 'object' && options.history !== undefined) {
+    throw new RangeError('history is for the stateless calls; feed a sampler with accept()');
+  }
+  if (options !== null && typeof options === 'object' && options.step !== undefined) {
+    throw new RangeError('step is for the stateless calls; a sampler counts its own draws');
+  }
+  const seeded = block.write(options);
+  // A sampler's stages see its latest MAX_HISTORY tokens: a longer window
+  // would silently read fewer than asked.
+  for (const name of ['penalty_last_n', 'dry_penalty_last_n']) {
+    const w = options?.[name];
+    if (w > M.MAX_HISTORY) {
+      throw new RangeError(`${name} ${w} exceeds the ${M.MAX_HISTORY} latest tokens a sampler's stages ` +
+        'see (-1 reads all of them; the stateless calls take a history of any length)');
+    }
+  }
+  const flags = block.resultFlags();
+  if (!seeded) block.setSeed(ctx.randomSeed());
+  checkStatus(raw, raw.validate());
+  return new ctx.Sampler(options, raw.createSampler(), flags, null, seeded);
 }
