@@ -1,7 +1,7 @@
 // npm pack guard: the package must be built before it is packed.
 import { existsSync } from 'node:fs';
 for (const f of ['dist/index.mjs', 'dist/index.cjs', 'dist/node.mjs', 'dist/bregman_decoders.wasm',
-                 'dist/bregman_decoders_node.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/api.mjs', 'dist/api.cjs',
+                 'dist/bregman_decoders_node.cjs', 'dist/index.d.ts', 'dist/index.d.cts',
                  'dist/transformers.mjs', 'dist/webllm.mjs']) {
   if (!existsSync(f)) {
     console.error(`prepack: ${f} is missing; run \`npm run build\` first`);

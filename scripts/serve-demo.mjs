@@ -1,6 +1,8 @@
 // Serves the in-browser demo on http://127.0.0.1:PORT/web/demo/ (default
 // port 8080): the repository root, with /model/ mapped to the austen-kjv-2m
-// model in models/austen-kjv-2m/ (or --model DIR).
+// model in models/austen-kjv-2m/ (or --model DIR). The page runs from source
+// (web/index.browser.mjs and web/src/, web/gpu/) over the wasm build in
+// build-wasm/web/: build it first (npm run build).
 //   node scripts/serve-demo.mjs [--port 8080] [--model DIR]
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';

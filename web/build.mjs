@@ -1,10 +1,14 @@
 // Assembles the npm package's dist/ from the emscripten build directory:
 //   node web/build.mjs <build-wasm dir> <dist dir>
-// The ES module API source (src/api.js) is also emitted as CommonJS by a
-// fixed textual rewrite of its `export function` lines (no bundler needed).
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// The entries (web/index.*.mjs, ES modules) are bundled by esbuild: the
+// browser entry as dist/index.mjs, the require() entry as CommonJS
+// (dist/index.cjs), Node's import entry as dist/node.mjs over ./index.cjs.
+// The emscripten modules stay separate files beside them: the entries'
+// imports of the wasm build (build-wasm/...) become imports of those copies.
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const [buildDir, distDir] = process.argv.slice(2);
@@ -13,13 +17,47 @@ if (!buildDir || !distDir) {
   process.exit(2);
 }
 mkdirSync(distDir, { recursive: true });
+// dist/ ships bundles, no unbundled modules: a dist/ that has them loses them.
+for (const f of ['api.mjs', 'api.cjs', 'gpu']) rmSync(join(distDir, f), { recursive: true, force: true });
 const copy = (from, to) => copyFileSync(from, join(distDir, to));
 copy(join(buildDir, 'web', 'bregman_decoders.mjs'), 'bregman_decoders.mjs');
 copy(join(buildDir, 'web', 'bregman_decoders.wasm'), 'bregman_decoders.wasm');
 copy(join(buildDir, 'node', 'bregman_decoders_node.cjs'), 'bregman_decoders_node.cjs');
-copy(join(here, 'index.browser.mjs'), 'index.mjs');
-copy(join(here, 'index.node.mjs'), 'node.mjs');
-copy(join(here, 'index.node.cjs'), 'index.cjs');
+
+// Imports that stay imports in dist/: [what a source file imports (its
+// basename), what the bundle imports instead (a file beside it)].
+const EXTERNAL = [
+  [/\/bregman_decoders\.mjs$/, './bregman_decoders.mjs'],
+  [/\/bregman_decoders_node\.cjs$/, './bregman_decoders_node.cjs'],
+  [/\/index\.require\.mjs$/, './index.cjs'],
+];
+function externals(names) {
+  return {
+    name: 'dist-externals',
+    setup(b) {
+      for (const [filter, path] of EXTERNAL) {
+        if (!names.includes(path)) continue;
+        b.onResolve({ filter }, () => ({ path, external: true }));
+      }
+    },
+  };
+}
+async function bundle(entry, out, format, platform, names) {
+  await build({
+    entryPoints: [join(here, entry)],
+    outfile: join(distDir, out),
+    bundle: true,
+    format,
+    platform,
+    plugins: [externals(names)],
+    banner: { js: `// bregman-decoders: web/${entry} bundled by web/build.mjs (esbuild).` },
+    logLevel: 'warning',
+  });
+}
+await bundle('index.browser.mjs', 'index.mjs', 'esm', 'browser', ['./bregman_decoders.mjs']);
+await bundle('index.require.mjs', 'index.cjs', 'cjs', 'node', ['./bregman_decoders_node.cjs']);
+await bundle('index.node.mjs', 'node.mjs', 'esm', 'node', ['./index.cjs']);
+
 copy(join(here, 'index.d.ts'), 'index.d.ts');
 // The same declarations for require() (a .d.cts: TypeScript's node16 / nodenext
 // resolution reads the .d.ts of a "type": "module" package as ESM only), except
@@ -30,16 +68,4 @@ if (!dts.includes(gpuMethod)) throw new Error('index.d.ts: createGpuDecoder not 
 writeFileSync(join(distDir, 'index.d.cts'), dts.replace(gpuMethod, '  createGpuDecoder?(device: unknown'));
 // Integrations (subpath exports bregman-decoders/transformers and /webllm): plain ES modules.
 for (const f of ['transformers.mjs', 'transformers.d.ts', 'webllm.mjs', 'webllm.d.ts']) copy(join(here, 'adapters', f), f);
-// The WebGPU decoder (ES module only): dist/gpu/.
-mkdirSync(join(distDir, 'gpu'), { recursive: true });
-for (const f of ['gpu_decoder.mjs', 'wgsl.mjs']) copy(join(here, 'gpu', f), join('gpu', f));
-
-const api = readFileSync(join(here, 'src', 'api.js'), 'utf8');
-writeFileSync(join(distDir, 'api.mjs'), api);
-const exported = [...api.matchAll(/^export function (\w+)/gm)].map((m) => m[1]);
-if (exported.length === 0) throw new Error('api.js exports nothing');
-const cjs = "'use strict';\n" + api.replace(/^export function /gm, 'function ') +
-  `\nmodule.exports = { ${exported.join(', ')} };\n`;
-if (/^\s*(export|import)\s/m.test(cjs)) throw new Error('api.js has an import/export the CJS rewrite does not handle');
-writeFileSync(join(distDir, 'api.cjs'), cjs);
-console.log(`dist: ${distDir} (${exported.join(', ')})`);
+console.log(`dist: ${distDir} (index.mjs, index.cjs, node.mjs)`);

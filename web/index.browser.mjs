@@ -1,42 +1,16 @@
-// Entry for browsers, workers and bundlers: the ES module build and its .wasm.
-import createBregmanModule from './bregman_decoders.mjs';
-import { checkLoadOptions, createApi, instantiationMessages } from './api.mjs';
-import { createGpuDecoder } from './gpu/gpu_decoder.mjs';
-
-function entropy32() {
-  const a = new Uint32Array(1);
-  globalThis.crypto.getRandomValues(a);
-  return a[0];
-}
+// Entry for browsers, workers and bundlers: the ES module build of the wasm
+// module and its .wasm. From source the module is the wasm build's
+// (build-wasm/web/); dist/index.mjs imports the copy beside it
+// (web/build.mjs bundles this file and rewrites that one import).
+import createBregmanModule from '../build-wasm/web/bregman_decoders.mjs';
+import { loadBrowser } from './src/load_browser.js';
 
 /**
  * Instantiates the wasm module. Call once and reuse the result.
  * @param {{wasmBinary?: ArrayBuffer|Uint8Array, locateFile?: (path: string, prefix: string) => string}} [init]
  */
 export async function load(init) {
-  const options = checkLoadOptions(init);
-  // The module's own messages during instantiation (warnings before an
-  // abort) go into the error below rather than to the console.
-  const messages = instantiationMessages();
-  const { early } = messages;
-  options.printErr = messages.printErr;
-  let M;
-  try {
-    M = await createBregmanModule(options);
-  } catch (e) {
-    const from = options.wasmBinary ? 'the given wasmBinary'
-      : 'bregman_decoders.wasm beside this module (or where locateFile points)';
-    throw new Error(`bregman-decoders: could not instantiate ${from}: ${e?.message ?? e}` +
-      (early.length ? ` (${early.slice(-3).join('; ')})` : '') +
-      '. Serve the .wasm with the module, or pass load({ wasmBinary }) or load({ locateFile }); ' +
-      "in Node import 'bregman-decoders' (its entry embeds the .wasm)");
-  } finally {
-    messages.done();
-  }
-  const bd = createApi(M, entropy32);
-  // Logits in a GPUBuffer (WebGPU): docs/webgpu.md.
-  bd.createGpuDecoder = (device, config) => createGpuDecoder(bd, device, config);
-  return bd;
+  return loadBrowser(createBregmanModule, init);
 }
 
 export default load;

@@ -1,10 +1,10 @@
 // Entry for Node's import (and Deno's, which resolves the 'node' condition):
 // the same instance code as require(), loaded once, through a static import
-// that bundlers follow (a createRequire() call they cannot: an esbuild
-// --platform=node bundle looked for ./index.cjs beside itself). As an ES
-// module it also has the WebGPU decoder, as the browser entry does: Deno has
-// navigator.gpu; in Node without WebGPU its TypeError says so.
-import { load as loadCjs } from './index.cjs';
+// that bundlers follow (dist/node.mjs imports ./index.cjs; from source, the
+// require() entry's ES module). As an ES module it also has the WebGPU
+// decoder, as the browser entry does: Deno has navigator.gpu; in Node without
+// WebGPU its TypeError says so.
+import { load as loadRequire } from './index.require.mjs';
 import { createGpuDecoder } from './gpu/gpu_decoder.mjs';
 
 /**
@@ -12,7 +12,7 @@ import { createGpuDecoder } from './gpu/gpu_decoder.mjs';
  * @param {{wasmBinary?: ArrayBuffer|Uint8Array, locateFile?: (path: string, prefix: string) => string}} [init]
  */
 export async function load(init) {
-  const bd = await loadCjs(init);
+  const bd = await loadRequire(init);
   // Logits in a GPUBuffer (WebGPU): docs/webgpu.md.
   bd.createGpuDecoder = (device, config) => createGpuDecoder(bd, device, config);
   return bd;

@@ -36,7 +36,7 @@ test('a WebGPU adapter is there (SwiftShader in headless Chromium)', async () =>
 
 test('uniformDraw in JS equals the package draw', async () => {
   const r = await inPage(async (h) => {
-    const { uniformDraw } = await import('/dist/gpu/gpu_decoder.mjs');
+    const { uniformDraw } = await import('/web/src/rng.js');
     // Equal logits, no truncation: the draw is the first i with (i + 1) / V > u.
     const V = 1000, row = new Float32Array(V), bad = [];
     for (let step = 0; step < 200; step++) {

@@ -97,7 +97,7 @@ test('the adapters\' typings resolve under TypeScript\'s node10 resolution too',
 test('the Node ES module entry reaches the CommonJS build through a static import', () => {
   const src = readFileSync(join(root, 'dist', 'node.mjs'), 'utf8').replace(/^\s*\/\/.*$/gm, '');
   assert.doesNotMatch(src, /createRequire|\brequire\s*\(/, 'node.mjs loads code that bundlers cannot follow');
-  assert.match(src, /^import\s[^;]*from\s+'\.\/index\.cjs';/m);
+  assert.match(src, /^import\s[^;]*from\s+(['"])\.\/index\.cjs\1;/m);
 });
 
 // load({ locateFile }) / load({ wasmBinary }) are how a bundled or served app

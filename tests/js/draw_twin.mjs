@@ -2,24 +2,12 @@
 // by float op (Math.fround after every + - * /, which is exact float32
 // arithmetic): ExpF32 (src/kernels/exp-inl.h), the 16 virtual lanes per
 // 256-token block (src/kernels/virtual_lanes-inl.h), the block walk, and
-// UniformDraw (src/rng.h) in BigInt. Used to build rows whose CDF puts the
+// UniformDraw (src/rng.h), the package's own JS definition (web/src/rng.js). Used to build rows whose CDF puts the
 // uniform next to a boundary, and as the oracle of the token drawn there.
+import { uniformDraw } from '../../web/src/rng.js';
+
+export { uniformDraw };
 const f = Math.fround;
-const MASK = (1n << 64n) - 1n;
-
-function mix64(z) {
-  z = ((z ^ (z >> 30n)) * 0xBF58476D1CE4E5B9n) & MASK;
-  z = ((z ^ (z >> 27n)) * 0x94D049BB133111EBn) & MASK;
-  return z ^ (z >> 31n);
-}
-
-/** UniformDraw(seed, step): the uniform in [0, 1) of draw `step` of `seed`. */
-export function uniformDraw(seed, step) {
-  const key = mix64(BigInt(seed) ^ 0x6A09E667F3BCC909n);
-  const bits = mix64((key + ((BigInt(step) + 1n) * 0x9E3779B97F4A7C15n)) & MASK);
-  return Number(bits >> 11n) * 2 ** -53;
-}
-
 const POLY = [1 / 720, 1 / 120, 1 / 24, 1 / 6, 0.5, 1, 1].map(f);
 
 /** ExpF32(x) for a float32 x. */

@@ -2,7 +2,7 @@
 // only then: compiling holds no libuv handle, so a script whose only pending
 // work is `await load()` would run its event loop empty, where Node 20 can
 // deadlock on a background compile job waiting for a garbage collection
-// (nodejs/node#54918; web/index.node.cjs). The deadlock is a race and is not
+// (nodejs/node#54918; web/src/load_node.js). The deadlock is a race and is not
 // reproduced here: this checks the handle that keeps the loop out of it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -101,7 +101,7 @@ export function createLogitsProcessor(bd, options = {}, { acceptPrompt = true } 
       const row = rows[r];
       // The previous call's ids (all of them, not only their count: a new
       // prompt one token longer that ends in the drawn token is a new
-      // sequence; found by a review) plus the drawn token.
+      // sequence) plus the drawn token.
       const continues = row !== undefined && row.ids.length > 0 && ids.length === row.ids.length + 1
         && Number(ids[ids.length - 1]) === row.last && samePrefix(ids, row.ids);
       if (!continues) startRow(r, ids);

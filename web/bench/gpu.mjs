@@ -1,5 +1,5 @@
 // The WebGPU bench page (web/bench/gpu.html; `npm run bench:gpu` serves it).
-import { load } from '../../dist/index.mjs';
+import { load } from '../index.browser.mjs';
 import { llmRow, rng } from '../../tests/js/reference.mjs';
 
 const $ = (id) => document.getElementById(id);

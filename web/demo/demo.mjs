@@ -2,7 +2,7 @@
 // decoders of the package side by side (same prompt, same seed), with the k
 // each kept per token and the model's p against each decoder's q at any step.
 // Served by scripts/serve-demo.mjs, which maps /model/ to models/austen-kjv-2m/.
-import { load } from '../../dist/index.mjs';
+import { load } from '../index.browser.mjs';
 import { Llama2, Tokenizer } from '../model/llama2.mjs';
 import { parseSpec, specFromFields } from './decoders.mjs';
 

@@ -1,6 +1,6 @@
 // The WGSL of the GPU decoder: five compute entry points over one logits row
 // of a [rows, vocab] storage buffer (f32, or f16 read as packed pairs), sharing one
-// bind group layout (gpu_decoder.mjs). Per row:
+// bind group layout (readback.mjs). Per row:
 //   init     clears the selection state and the global histogram
 //   stats    per workgroup: max and sum exp((x - max) * scale) over the
 //            selectable logits, their count, and NaN / +Inf / finite flags

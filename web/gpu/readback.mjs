@@ -1,0 +1,216 @@
+// The GPU half of a call: the pipelines and buffers of one GPU decoder, the
+// dispatch of the statistics and the exact top-M selection of one row, and
+// the readback of its results (a few kilobytes) or, for a fallback, of the
+// whole row.
+import { decoderWgsl, kChunk, kCtlWords, kPartialWords } from './wgsl.mjs';
+import { f16ToF32, keyHiFloat } from './numbers.mjs';
+
+function createPipelines(device, dtype) {
+  const module = device.createShaderModule({ code: decoderWgsl(dtype) });
+  const entries = [
+    { binding: 0, visibility: 4, buffer: { type: 'read-only-storage' } },
+    { binding: 1, visibility: 4, buffer: { type: 'uniform' } },
+    { binding: 2, visibility: 4, buffer: { type: 'read-only-storage' } },
+    { binding: 3, visibility: 4, buffer: { type: 'storage' } },
+    { binding: 4, visibility: 4, buffer: { type: 'storage' } },
+    { binding: 5, visibility: 4, buffer: { type: 'storage' } },
+    { binding: 6, visibility: 4, buffer: { type: 'storage' } },
+  ];
+  const layout = device.createBindGroupLayout({ entries });
+  const pipelineLayout = device.createPipelineLayout({ bindGroupLayouts: [layout] });
+  const pipe = (entryPoint) => device.createComputePipeline({
+    layout: pipelineLayout, compute: { module, entryPoint },
+  });
+  const P = { init: pipe('init'), stats: pipe('stats'), histo: pipe('histo'), pick: pipe('pick'), compact: pipe('compact') };
+  return { layout, P };
+}
+
+// Merges the per-workgroup partials (float64) and copies the candidates and
+// listed ids' logits out of the mapped words into cx.
+function readSelection(words, cx, nWg, nListed, scale) {
+  const M = cx.maxCandidates;
+  const u = new Uint32Array(words), f = new Float32Array(words);
+  const levels = u[0], m = u[6], count = u[7];
+  // Z = sum_w s_w exp((m_w - max) scale).
+  let max = -Infinity, nSel = 0, flags = 0;
+  for (let w = 0; w < nWg; w++) {
+    const o = kCtlWords + w * kPartialWords;
+    if (u[o + 2] > 0) max = Math.max(max, f[o]);
+    nSel += u[o + 2];
+    flags |= u[o + 3];
+  }
+  // The sums, relative to the selectable max: at the normaliser's scale
+  // and at 1; and the part below the threshold at Bregman's power, relative
+  // to the threshold's logit (every workgroup's sum to the same reference).
+  let z = 0, zRaw = 0, tailPow = 0;
+  for (let w = 0; w < nWg; w++) {
+    const o = kCtlWords + w * kPartialWords;
+    tailPow += f[o + 4];
+    if (u[o + 2] === 0) continue;
+    const d = f[o] - max;
+    z += f[o + 1] * Math.exp(d * scale);
+    zRaw += f[o + 5] * Math.exp(d);
+  }
+  const threshold = keyHiFloat(u[4]);
+  const base = kCtlWords + nWg * kPartialWords;
+  for (let i = 0; i < m; i++) {
+    cx.candIds[i] = u[base + i];
+    cx.candLogits[i] = f[base + M + i];
+  }
+  for (let i = 0; i < nListed; i++) cx.listedVals[i] = f[base + 2 * M + i];
+  return { m, nSel, max, z, zRaw, tailPow, threshold, flags, levels, count };
+}
+
+/**
+ * The GPU resources of one decoder. cx: the decoder's host scratch
+ * ({ vocab, maxCandidates, candIds, candLogits, listedIds, listedVals }), into
+ * which select() reads its results; cx.listedIds and cx.listedVals grow here.
+ */
+export function createSelector(device, U, cx, dtype) {
+  const { vocab } = cx, M = cx.maxCandidates;
+  const elemBytes = dtype === 'f16' ? 2 : 4;
+  const nWg = Math.ceil(vocab / kChunk);
+  const { layout, P } = createPipelines(device, dtype);
+  const params = device.createBuffer({ size: 32, usage: U.UNIFORM | U.COPY_DST });
+  const ctl = device.createBuffer({ size: kCtlWords * 4, usage: U.STORAGE | U.COPY_SRC });
+  const hist = device.createBuffer({ size: 256 * 4, usage: U.STORAGE });
+  const partials = device.createBuffer({ size: nWg * kPartialWords * 4, usage: U.STORAGE | U.COPY_SRC });
+  let listedCap = 0, listed = null, out = null, staging = null;
+  let bindGroups = new WeakMap();
+  // Grows the listed-id buffers (only when a call lists more ids than any
+  // before: no allocation in steady state).
+  function ensureListed(n) {
+    if (listed !== null && n <= listedCap) return;
+    listedCap = Math.max(64, n, 2 * listedCap);
+    listed?.destroy(); out?.destroy(); staging?.destroy();
+    listed = device.createBuffer({ size: listedCap * 4, usage: U.STORAGE | U.COPY_DST });
+    out = device.createBuffer({ size: (2 * M + listedCap) * 4, usage: U.STORAGE | U.COPY_SRC });
+    const stagingBytes = (kCtlWords + nWg * kPartialWords + 2 * M + listedCap) * 4;
+    staging = device.createBuffer({ size: stagingBytes, usage: U.MAP_READ | U.COPY_DST });
+    bindGroups = new WeakMap();
+  }
+  // The logits are bound as a window around the row: [offset, offset + size)
+  // with offset the row's start rounded down to the storage offset alignment,
+  // so a [rows, V] buffer larger than the device's maxStorageBufferBindingSize
+  // still binds. One bind group per buffer and window, kept while the buffer lives.
+  const offsetAlign = device.limits?.minStorageBufferOffsetAlignment ?? 256;
+  function rowWindow(rowIndex) {
+    const start = rowIndex * vocab * elemBytes;
+    const offset = Math.floor(start / offsetAlign) * offsetAlign;
+    const size = Math.ceil((start + vocab * elemBytes - offset) / 4) * 4;
+    return { offset, size, rowBase: (start - offset) / elemBytes };
+  }
+  function bindGroupFor(buffer, win) {
+    let byWindow = bindGroups.get(buffer);
+    if (!byWindow) bindGroups.set(buffer, byWindow = new Map());
+    const key = `${win.offset}:${win.size}`;
+    let g = byWindow.get(key);
+    if (!g) {
+      g = device.createBindGroup({
+        layout,
+        entries: [{ buffer, offset: win.offset, size: win.size }, ...[params, listed, ctl, hist, partials, out].map((b) => ({ buffer: b }))]
+          .map((resource, binding) => ({ binding, resource })),
+      });
+      byWindow.set(key, g);
+    }
+    return g;
+  }
+  ensureListed(64);
+
+  const paramWords = new ArrayBuffer(32);
+  const paramU32 = new Uint32Array(paramWords), paramF32 = new Float32Array(paramWords);
+  function writeParams(win, nListed, scale, scalePow) {
+    paramU32[0] = vocab; paramU32[1] = win.rowBase; paramU32[2] = M; paramU32[3] = nListed;
+    paramF32[4] = scale; paramF32[5] = scalePow; paramU32[6] = nWg; paramU32[7] = 0;
+    device.queue.writeBuffer(params, 0, paramWords);
+  }
+  function encode(buffer, win, partialBytes, outWords) {
+    const enc = device.createCommandEncoder();
+    const pass = enc.beginComputePass();
+    pass.setBindGroup(0, bindGroupFor(buffer, win));
+    pass.setPipeline(P.init); pass.dispatchWorkgroups(1);
+    pass.setPipeline(P.stats); pass.dispatchWorkgroups(nWg);
+    for (let level = 0; level < 8; level++) {
+      pass.setPipeline(P.histo); pass.dispatchWorkgroups(nWg);
+      pass.setPipeline(P.pick); pass.dispatchWorkgroups(1);
+    }
+    pass.setPipeline(P.compact); pass.dispatchWorkgroups(nWg);
+    pass.end();
+    enc.copyBufferToBuffer(ctl, 0, staging, 0, kCtlWords * 4);
+    enc.copyBufferToBuffer(partials, 0, staging, kCtlWords * 4, partialBytes);
+    enc.copyBufferToBuffer(out, 0, staging, kCtlWords * 4 + partialBytes, outWords * 4);
+    device.queue.submit([enc.finish()]);
+  }
+
+  // GPU: statistics and the exact top-M selection of one row; reads back
+  // only the control block, the per-workgroup partials and the candidates.
+  async function select(buffer, rowIndex, scale, scalePow, ids) {
+    const nListed = ids.length;
+    ensureListed(nListed);
+    if (cx.listedIds.length < nListed) {
+      cx.listedIds = new Uint32Array(listedCap);
+      cx.listedVals = new Float32Array(listedCap);
+    }
+    cx.listedIds.set(ids);
+    if (nListed) device.queue.writeBuffer(listed, 0, cx.listedIds, 0, nListed);
+    const win = rowWindow(rowIndex);
+    writeParams(win, nListed, scale, scalePow);
+    const partialBytes = nWg * kPartialWords * 4;
+    const outWords = 2 * M + nListed;
+    device.pushErrorScope('validation');
+    // The scope is popped whatever happens: a throw here (a buffer-like
+    // object that is no GPUBuffer) must not leave it pushed, where it would
+    // swallow the device's later validation errors, the caller's own.
+    let thrown = null;
+    try {
+      encode(buffer, win, partialBytes, outWords);
+    } catch (e) {
+      thrown = e;
+    }
+    const gpuError = await device.popErrorScope();
+    if (thrown) throw thrown;
+    if (gpuError) throw new Error(`WebGPU: ${gpuError.message}`);
+    const bytes = kCtlWords * 4 + partialBytes + outWords * 4;
+    await staging.mapAsync(globalThis.GPUMapMode.READ, 0, bytes);
+    const sel = readSelection(staging.getMappedRange(0, bytes), cx, nWg, nListed, scale);
+    staging.unmap();
+    if (sel.count !== sel.m) throw new Error(`GPU selection wrote ${sel.count} candidates, expected ${sel.m}`);
+    sel.bytes = bytes;
+    return sel;
+  }
+
+  let fullRow = null, fullStaging = null;
+  // The whole row, into a Float32Array (the fallback); returns it and the bytes read.
+  async function readFullRow(buffer, rowIndex) {
+    const bytes = vocab * elemBytes;
+    if (fullStaging === null) {
+      fullStaging = device.createBuffer({ size: Math.ceil(bytes / 4) * 4 + 4, usage: U.MAP_READ | U.COPY_DST });
+      fullRow = new Float32Array(vocab);
+    }
+    if ((buffer.usage & U.COPY_SRC) === 0) {
+      throw new TypeError('logits GPUBuffer needs GPUBufferUsage.COPY_SRC for the full-readback fallback');
+    }
+    // Copies need 4-byte alignment: an f16 row may start mid-word.
+    const start = Math.floor((rowIndex * bytes) / 4) * 4, shift = rowIndex * bytes - start;
+    const size = Math.min(Math.ceil((shift + bytes) / 4) * 4, buffer.size - start);
+    const enc = device.createCommandEncoder();
+    enc.copyBufferToBuffer(buffer, start, fullStaging, 0, size);
+    device.queue.submit([enc.finish()]);
+    await fullStaging.mapAsync(globalThis.GPUMapMode.READ, 0, size);
+    const mapped = fullStaging.getMappedRange(0, size);
+    if (dtype === 'f32') fullRow.set(new Float32Array(mapped, 0, vocab));
+    else { const h = new Uint16Array(mapped, shift, vocab); for (let i = 0; i < vocab; i++) fullRow[i] = f16ToF32(h[i]); }
+    fullStaging.unmap();
+    return { row: fullRow, bytes };
+  }
+
+  return {
+    select,
+    readFullRow,
+    /** Bytes one call reads back on the candidate path (at most). */
+    candidateReadbackBytes: (kCtlWords + nWg * kPartialWords + 2 * M) * 4,
+    destroy() {
+      for (const b of [params, ctl, hist, partials, listed, out, staging, fullStaging]) b?.destroy();
+    },
+  };
+}
