@@ -131,8 +131,8 @@ class WasmDecoder {
 std::string TargetName() { return bd::KernelTargetName(); }
 
 // The registry as JSON, for the JS API and the WebGPU decoder: the stages'
-// names by id, the default order, and the scalar options (name, slot, kind,
-// off value, lowest integer).
+// names by id, the default order, and the scalar options as [name, slot,
+// kind, off value, lowest integer, stage id or -1 for the whole call].
 std::string RegistryJson() {
   std::string j = "{\"stages\":[";
   for (int id = 0; id < static_cast<int>(bd::StageId::kCount); ++id) {
@@ -148,9 +148,10 @@ std::string RegistryJson() {
   first = true;
   char entry[160];
   for (const bd::ScalarOption& s : bd::kScalarOptions) {
-    std::snprintf(entry, sizeof(entry), "%s[\"%s\",%d,\"%s\",%.17g,%.17g]", first ? "" : ",",
+    std::snprintf(entry, sizeof(entry), "%s[\"%s\",%d,\"%s\",%.17g,%.17g,%d]", first ? "" : ",",
                   s.name, static_cast<int>(s.slot),
-                  s.kind == bd::OptionKind::kInt ? "int" : "number", s.off, s.lowest);
+                  s.kind == bd::OptionKind::kInt ? "int" : "number", s.off, s.lowest,
+                  s.stage < bd::StageId::kCount ? static_cast<int>(s.stage) : -1);
     j += entry;
     first = false;
   }

@@ -37,8 +37,9 @@ enum OptionSlot : int32_t {
 
 // The scalar options, as the JS API names them: their slot, whether they are
 // integers, the value that leaves them at their stage's "off" (the slot
-// block's default) and, for integers, the lowest value a range check accepts
-// (the JS API names it when a value does not fit the slot's int32).
+// block's default), for integers the lowest value a range check accepts (the
+// JS API names it when a value does not fit the slot's int32), and the stage
+// they configure (kCount: the whole call).
 enum class OptionKind : uint8_t { kNumber, kInt };
 struct ScalarOption {
   const char* name;
@@ -46,34 +47,35 @@ struct ScalarOption {
   OptionKind kind;
   double off;
   double lowest;
+  StageId stage;
 };
 constexpr ScalarOption kScalarOptions[] = {
-    {"temperature", kSlot_TEMPERATURE, OptionKind::kNumber, 1, 0},
-    {"dynatemp_range", kSlot_DYNATEMP_RANGE, OptionKind::kNumber, 0, 0},
-    {"dynatemp_exponent", kSlot_DYNATEMP_EXPONENT, OptionKind::kNumber, 1, 0},
-    {"top_k", kSlot_TOP_K, OptionKind::kInt, 0, 0},
-    {"top_p", kSlot_TOP_P, OptionKind::kNumber, 1, 0},
-    {"min_p", kSlot_MIN_P, OptionKind::kNumber, 0, 0},
-    {"min_keep", kSlot_MIN_KEEP, OptionKind::kInt, 1, 0},
-    {"typical_p", kSlot_TYPICAL_P, OptionKind::kNumber, 1, 0},
-    {"epsilon_cutoff", kSlot_EPSILON_CUTOFF, OptionKind::kNumber, 0, 0},
-    {"eta_cutoff", kSlot_ETA_CUTOFF, OptionKind::kNumber, 0, 0},
-    {"top_n_sigma", kSlot_TOP_N_SIGMA, OptionKind::kNumber, 0, 0},
-    {"xtc_probability", kSlot_XTC_PROBABILITY, OptionKind::kNumber, 0, 0},
-    {"xtc_threshold", kSlot_XTC_THRESHOLD, OptionKind::kNumber, 0.1, 0},
-    {"repetition_penalty", kSlot_REPETITION_PENALTY, OptionKind::kNumber, 1, 0},
-    {"frequency_penalty", kSlot_FREQUENCY_PENALTY, OptionKind::kNumber, 0, 0},
-    {"presence_penalty", kSlot_PRESENCE_PENALTY, OptionKind::kNumber, 0, 0},
-    {"penalty_last_n", kSlot_PENALTY_LAST_N, OptionKind::kInt, 64, -1},
-    {"dry_multiplier", kSlot_DRY_MULTIPLIER, OptionKind::kNumber, 0, 0},
-    {"dry_base", kSlot_DRY_BASE, OptionKind::kNumber, 1.75, 0},
-    {"dry_allowed_length", kSlot_DRY_ALLOWED_LENGTH, OptionKind::kInt, 2, 0},
-    {"dry_penalty_last_n", kSlot_DRY_PENALTY_LAST_N, OptionKind::kInt, -1, -1},
-    {"no_repeat_ngram_size", kSlot_NO_REPEAT_NGRAM_SIZE, OptionKind::kInt, 0, 0},
-    {"mirostat", kSlot_MIROSTAT, OptionKind::kInt, 0, 0},
-    {"mirostat_tau", kSlot_MIROSTAT_TAU, OptionKind::kNumber, 5, 0},
-    {"mirostat_eta", kSlot_MIROSTAT_ETA, OptionKind::kNumber, 0.1, 0},
-    {"top_logprobs", kSlot_TOP_LOGPROBS, OptionKind::kInt, 0, 0},
+    {"temperature", kSlot_TEMPERATURE, OptionKind::kNumber, 1, 0, StageId::kTemperature},
+    {"dynatemp_range", kSlot_DYNATEMP_RANGE, OptionKind::kNumber, 0, 0, StageId::kTemperature},
+    {"dynatemp_exponent", kSlot_DYNATEMP_EXPONENT, OptionKind::kNumber, 1, 0, StageId::kTemperature},
+    {"top_k", kSlot_TOP_K, OptionKind::kInt, 0, 0, StageId::kTopK},
+    {"top_p", kSlot_TOP_P, OptionKind::kNumber, 1, 0, StageId::kTopP},
+    {"min_p", kSlot_MIN_P, OptionKind::kNumber, 0, 0, StageId::kMinP},
+    {"min_keep", kSlot_MIN_KEEP, OptionKind::kInt, 1, 0, StageId::kCount},
+    {"typical_p", kSlot_TYPICAL_P, OptionKind::kNumber, 1, 0, StageId::kTypical},
+    {"epsilon_cutoff", kSlot_EPSILON_CUTOFF, OptionKind::kNumber, 0, 0, StageId::kEpsilon},
+    {"eta_cutoff", kSlot_ETA_CUTOFF, OptionKind::kNumber, 0, 0, StageId::kEta},
+    {"top_n_sigma", kSlot_TOP_N_SIGMA, OptionKind::kNumber, 0, 0, StageId::kTopNSigma},
+    {"xtc_probability", kSlot_XTC_PROBABILITY, OptionKind::kNumber, 0, 0, StageId::kXtc},
+    {"xtc_threshold", kSlot_XTC_THRESHOLD, OptionKind::kNumber, 0.1, 0, StageId::kXtc},
+    {"repetition_penalty", kSlot_REPETITION_PENALTY, OptionKind::kNumber, 1, 0, StageId::kPenalties},
+    {"frequency_penalty", kSlot_FREQUENCY_PENALTY, OptionKind::kNumber, 0, 0, StageId::kPenalties},
+    {"presence_penalty", kSlot_PRESENCE_PENALTY, OptionKind::kNumber, 0, 0, StageId::kPenalties},
+    {"penalty_last_n", kSlot_PENALTY_LAST_N, OptionKind::kInt, 64, -1, StageId::kPenalties},
+    {"dry_multiplier", kSlot_DRY_MULTIPLIER, OptionKind::kNumber, 0, 0, StageId::kDry},
+    {"dry_base", kSlot_DRY_BASE, OptionKind::kNumber, 1.75, 0, StageId::kDry},
+    {"dry_allowed_length", kSlot_DRY_ALLOWED_LENGTH, OptionKind::kInt, 2, 0, StageId::kDry},
+    {"dry_penalty_last_n", kSlot_DRY_PENALTY_LAST_N, OptionKind::kInt, -1, -1, StageId::kDry},
+    {"no_repeat_ngram_size", kSlot_NO_REPEAT_NGRAM_SIZE, OptionKind::kInt, 0, 0, StageId::kNoRepeatNgram},
+    {"mirostat", kSlot_MIROSTAT, OptionKind::kInt, 0, 0, StageId::kMirostat},
+    {"mirostat_tau", kSlot_MIROSTAT_TAU, OptionKind::kNumber, 5, 0, StageId::kMirostat},
+    {"mirostat_eta", kSlot_MIROSTAT_ETA, OptionKind::kNumber, 0.1, 0, StageId::kMirostat},
+    {"top_logprobs", kSlot_TOP_LOGPROBS, OptionKind::kInt, 0, 0, StageId::kCount},
 };
 
 namespace slot_detail {

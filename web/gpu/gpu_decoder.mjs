@@ -15,7 +15,6 @@
 //   gpu_sampler.mjs: stateful samplers over GPU rows
 import { samplerOwner } from '../src/brand.js';
 import { snapshotOptions } from '../src/options.js';
-import { DEFAULT_ORDER } from '../src/stage_table.js';
 import { GPU_SAMPLER, defineGpuSampler } from './gpu_sampler.mjs';
 import { isGreedy, listedIds, normaliserTemperature, plan } from './planning.mjs';
 import { createSelector } from './readback.mjs';
@@ -159,7 +158,7 @@ export function createGpuDecoder(bd, device, config) {
   // One row: select on the GPU, plan, then run `cpu(row, options)` on the
   // candidate row (or on the full row after a fallback).
   async function runRow(buffer, rowIndex, o, history, cpu, allowRewrite, isSample) {
-    const chain = Array.isArray(o.samplers) ? o.samplers : DEFAULT_ORDER;
+    const chain = Array.isArray(o.samplers) ? o.samplers : bd.stages;
     const greedy = isGreedy(o);
     cx.listedSet.clear();
     const acting = listedIds(o, history, vocab, chain, cx.listedSet);

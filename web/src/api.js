@@ -8,7 +8,7 @@ import { checkLogits, createInputs } from './inputs.js';
 import { createOptionBlock } from './options.js';
 import { checkStatus, readDistribution, readSample } from './results.js';
 import { defineSampler, newSampler } from './sampler.js';
-import { DEFAULT_ORDER } from './stage_table.js';
+import { registryOf } from './stage_table.js';
 
 /**
  * Wraps an instantiated Embind module.
@@ -82,7 +82,7 @@ export function createApi(M, entropy32) {
     /** Highway target the kernels run on ('WASM' when SIMD128 is in use). */
     target: M.targetName(),
     /** Stage names accepted in `samplers`, in the default order. */
-    stages: DEFAULT_ORDER.slice(),
+    stages: registryOf(M).defaultOrder.slice(),
     /** Longest logits row (vocabulary size) accepted; longer ones are a RangeError. */
     maxVocab: M.MAX_VOCAB,
     /** Tokens a sampler's stages see: its latest maxHistory accepted ones. */

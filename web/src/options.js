@@ -4,10 +4,7 @@
 // (TypeError); numeric ranges are checked in C++, whose messages name the
 // option and become RangeErrors.
 import { biasEntries, checkInteger, checkNumber, splitU64, tokenIds, TWO32 } from './checks.js';
-import {
-  BREGMAN_KEYS, INT_MIN, KNOWN_OPTIONS, LIST_OPTIONS, SWITCHED_STAGES, isGreedyTemperature, resolveOptionSlots,
-  stageOn,
-} from './stage_table.js';
+import { BREGMAN_KEYS, LIST_OPTIONS, isGreedyTemperature, resolveOptionSlots } from './stage_table.js';
 
 // Token ids one call's lists may hold in all: twice the largest vocabulary (a
 // history and a ban list of every id) is far beyond any real call, and the
@@ -33,24 +30,24 @@ export function snapshotOptions(o) {
   return copy;
 }
 
-function checkOptionsObject(options) {
+function checkOptionsObject(options, known) {
   if (typeof options !== 'object') throw new TypeError(`options must be an object, got ${typeof options}`);
   // A Map has no own keys: every option in it would be silently ignored.
   if (options instanceof Map) throw new TypeError('options must be a plain object, got a Map (its entries are not options)');
   for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.has(key)) throw new RangeError(`unknown option ${key}`);
+    if (!known.has(key)) throw new RangeError(`unknown option ${key}`);
   }
 }
 
 function writeScalars(slots, o, scalars) {
-  for (const [name, slot, kind] of scalars) {
+  for (const [name, slot, kind, lowest] of scalars) {
     const v = o[name];
     if (v === undefined) continue;
     slots[slot] = kind === 'int' ? checkInteger(name, v) : checkNumber(name, v);
     // The core reads integer options as int32, clamped: its message for a
     // value below that range would show -2147483648, not the value given.
     if (kind === 'int' && v < -2147483648) {
-      throw new RangeError(`${name} must be >= ${INT_MIN[name] ?? 0}, got ${v}`);
+      throw new RangeError(`${name} must be >= ${lowest}, got ${v}`);
     }
   }
 }
@@ -159,13 +156,17 @@ function writeSamplers(slots, M, o, stageIds) {
     slots[M.SLOT_ORDER + i] = stageIds.get(name);
   });
   slots[M.SLOT_ORDER_LENGTH] = o.samplers.length;
-  // An option that switches on a stage missing from `samplers` would be
-  // silently ignored: refuse it.
-  for (const stage of SWITCHED_STAGES) {
-    if (stageOn(stage, o) && !o.samplers.includes(stage)) {
+}
+
+// An option that switches on a stage missing from `samplers` would be
+// silently ignored: refused. `configured`: the core's answer for the block
+// written (StageSpec::configured, bit i for stage id i).
+function checkSamplersCover(o, configured, stageNames) {
+  stageNames.forEach((stage, id) => {
+    if ((configured & (1 << id)) !== 0 && !o.samplers.includes(stage)) {
       throw new RangeError(`samplers does not list '${stage}', but options for it are given`);
     }
-  }
+  });
 }
 
 // Returns whether a seed was given.
@@ -190,7 +191,7 @@ function writeSeed(slots, M, o) {
 export function createOptionBlock(M, raw) {
   const slots = new Float64Array(M.NUM_OPTION_SLOTS);
   // Resolved once: a call then only touches the options it is given.
-  const { scalars, defaults, stageIds } = resolveOptionSlots(M);
+  const { scalars, defaults, stageIds, registry } = resolveOptionSlots(M);
   const commit = () => M.HEAPF64.set(slots, raw.optionsPtr() >>> 3);
 
   // Writes the aux arrays, then the slots (auxI32Ptr may grow memory, so heap
@@ -215,7 +216,7 @@ export function createOptionBlock(M, raw) {
         commit();
         return false;
       }
-      checkOptionsObject(options);
+      checkOptionsObject(options, registry.known);
       const o = options;
       writeScalars(slots, o, scalars);
       writeSwitches(slots, M, o);
@@ -226,6 +227,7 @@ export function createOptionBlock(M, raw) {
       const seeded = writeSeed(slots, M, o);
       writeLists(parts, bias, total);
       commit();
+      if (o.samplers !== undefined) checkSamplersCover(o, raw.configuredStages(), registry.stages);
       return seeded;
     },
     /** Sets the seed and step of the block already written, and writes it. */

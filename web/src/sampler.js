@@ -5,7 +5,7 @@ import { snapshotOptions } from './options.js';
 import { SAMPLER_BRAND } from './brand.js';
 import { checkLogits } from './inputs.js';
 import { checkStatus, readDistribution, readSample } from './results.js';
-import { DEFAULT_ORDER, stageOn } from './stage_table.js';
+import { registryOf } from './stage_table.js';
 
 // Samplers live in their instance's wasm heap: one forgotten without dispose()
 // is freed when the garbage collector reclaims it (the held value is the
@@ -23,10 +23,13 @@ function checkVocab(M, vocab, logits) {
   }
 }
 
-// The chain of a sampler's options, in order, as stage names.
-function chainName(options) {
-  const order = options?.samplers ?? DEFAULT_ORDER;
-  return order.filter((s) => s === 'temperature' || stageOn(s, options ?? {})).join(' -> ') + ' -> dist';
+// The chain of a sampler, in order, as stage names: the stages its options
+// ask for (the core's StageSpec::configured, bit i for stage id i), and
+// temperature always.
+function chainName(M, options, configured) {
+  const { stages, defaultOrder } = registryOf(M);
+  const on = (s) => s === 'temperature' || (configured & (1 << stages.indexOf(s))) !== 0;
+  return (options?.samplers ?? defaultOrder).filter(on).join(' -> ') + ' -> dist';
 }
 
 /**
@@ -118,7 +121,7 @@ export function defineSampler(ctx) {
     /** The chain, in order, as stage names. */
     get name() {
       this._alive();
-      return chainName(this._options);
+      return chainName(M, this._options, this._raw.configuredStages());
     }
     /** Frees the sampler's wasm memory now (otherwise the garbage collector does). */
     dispose() {

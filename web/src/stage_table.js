@@ -4,40 +4,6 @@
 // (src/options.h); slot indices are resolved from the wasm module's exports
 // by resolveOptionSlots, the one consumer of the module's layout.
 
-// Scalar options: name -> [slot suffix, kind, default, stage]. kind: 'number'
-// or 'int'; stage: the stage the option configures (null: the whole call).
-export const SCALAR_OPTIONS = {
-  temperature: ['TEMPERATURE', 'number', 1, 'temperature'],
-  dynatemp_range: ['DYNATEMP_RANGE', 'number', 0, 'temperature'],
-  dynatemp_exponent: ['DYNATEMP_EXPONENT', 'number', 1, 'temperature'],
-  top_k: ['TOP_K', 'int', 0, 'top_k'],
-  top_p: ['TOP_P', 'number', 1, 'top_p'],
-  min_p: ['MIN_P', 'number', 0, 'min_p'],
-  min_keep: ['MIN_KEEP', 'int', 1, null],
-  typical_p: ['TYPICAL_P', 'number', 1, 'typical_p'],
-  epsilon_cutoff: ['EPSILON_CUTOFF', 'number', 0, 'epsilon_cutoff'],
-  eta_cutoff: ['ETA_CUTOFF', 'number', 0, 'eta_cutoff'],
-  top_n_sigma: ['TOP_N_SIGMA', 'number', 0, 'top_n_sigma'],
-  xtc_probability: ['XTC_PROBABILITY', 'number', 0, 'xtc'],
-  xtc_threshold: ['XTC_THRESHOLD', 'number', 0.1, 'xtc'],
-  repetition_penalty: ['REPETITION_PENALTY', 'number', 1, 'penalties'],
-  frequency_penalty: ['FREQUENCY_PENALTY', 'number', 0, 'penalties'],
-  presence_penalty: ['PRESENCE_PENALTY', 'number', 0, 'penalties'],
-  penalty_last_n: ['PENALTY_LAST_N', 'int', 64, 'penalties'],
-  dry_multiplier: ['DRY_MULTIPLIER', 'number', 0, 'dry'],
-  dry_base: ['DRY_BASE', 'number', 1.75, 'dry'],
-  dry_allowed_length: ['DRY_ALLOWED_LENGTH', 'int', 2, 'dry'],
-  dry_penalty_last_n: ['DRY_PENALTY_LAST_N', 'int', -1, 'dry'],
-  no_repeat_ngram_size: ['NO_REPEAT_NGRAM_SIZE', 'int', 0, 'no_repeat_ngram'],
-  mirostat: ['MIROSTAT', 'int', 0, 'mirostat'],
-  mirostat_tau: ['MIROSTAT_TAU', 'number', 5, 'mirostat'],
-  mirostat_eta: ['MIROSTAT_ETA', 'number', 0.1, 'mirostat'],
-  top_logprobs: ['TOP_LOGPROBS', 'int', 0, null],
-};
-// The lowest value of the integer options whose lowest is not 0 (the core's
-// ranges, src/decoder.cc), for values the int32 slots cannot carry.
-export const INT_MIN = { penalty_last_n: -1, dry_penalty_last_n: -1 };
-
 // Token-id and bias options: name -> [aux block label, stage]. Their order is
 // the aux block's order: [history | bias ids | banned | allowed | breakers].
 export const LIST_OPTIONS = {
@@ -49,12 +15,8 @@ export const LIST_OPTIONS = {
 };
 // The other options of a call.
 const CALL_OPTIONS = ['seed', 'step', 'bregman', 'samplers', 'logprobs', 'return_distribution', 'sorted'];
-export const KNOWN_OPTIONS = new Set([...Object.keys(SCALAR_OPTIONS), ...Object.keys(LIST_OPTIONS), ...CALL_OPTIONS]);
 export const BREGMAN_KEYS = new Set(['divergence', 'alpha', 'lambda', 'k', 'k_min', 'k_max']);
 
-// The chain's stages in the default order (src/options.h, kDefaultOrder).
-export const DEFAULT_ORDER = ['logit_bias', 'penalties', 'dry', 'no_repeat_ngram', 'top_n_sigma', 'top_k',
-  'typical_p', 'top_p', 'min_p', 'xtc', 'epsilon_cutoff', 'eta_cutoff', 'temperature', 'mirostat', 'bregman'];
 // The stages that edit logits of listed ids (bias lists, the history).
 export const EDIT_STAGES = new Set(['logit_bias', 'penalties', 'dry', 'no_repeat_ngram']);
 
@@ -88,7 +50,7 @@ export function stageOn(stage, o) {
 /** The names of the options that configure `stage`, in table order. */
 export function optionsOfStage(stage) {
   const names = [];
-  for (const [name, [, , , s]] of Object.entries(SCALAR_OPTIONS)) if (s === stage) names.push(name);
+  for (const [name, , , , , s] of boundRegistry().scalars) if (s === stage) names.push(name);
   for (const [name, [, s]] of Object.entries(LIST_OPTIONS)) if (s === stage) names.push(name);
   return names;
 }
@@ -103,15 +65,49 @@ export function isGreedyTemperature(t) {
   return f === 0 || !Number.isFinite(Math.fround(1 / f));
 }
 
+// The core's stage registry (src/stages/registry.h, src/option_slots.h), as
+// the module exports it: every build of this package has the same one, so
+// the last module read serves the functions that take no module.
+let bound = null;
+const byModule = new WeakMap();
+
+/**
+ * The registry of wasm module M: stages (names by id), defaultOrder, scalars
+ * as [name, slot index, kind, off value, lowest integer, stage name or null],
+ * known (every option name a call takes).
+ */
+export function registryOf(M) {
+  let r = byModule.get(M);
+  if (r === undefined) {
+    const j = JSON.parse(M.registryJson());
+    const scalars = j.options.map(([name, slot, kind, off, lowest, stage]) =>
+      [name, slot, kind, off, lowest, stage < 0 ? null : j.stages[stage]]);
+    r = {
+      stages: j.stages,
+      defaultOrder: j.defaultOrder,
+      scalars,
+      known: new Set([...scalars.map(([name]) => name), ...Object.keys(LIST_OPTIONS), ...CALL_OPTIONS]),
+    };
+    byModule.set(M, r);
+  }
+  bound = r;
+  return r;
+}
+function boundRegistry() {
+  if (bound === null) throw new Error('bregman-decoders: no module loaded yet (call load() first)');
+  return bound;
+}
+
 /**
  * The tables bound to one wasm module M: scalar options as [name, slot index,
- * kind], the option block of defaults, and the stage ids by name.
+ * kind, lowest], the option block of defaults, the stage ids by name, and the
+ * registry itself.
  */
 export function resolveOptionSlots(M) {
-  const scalars = Object.entries(SCALAR_OPTIONS).map(([name, [slot, kind]]) => [name, M[`SLOT_${slot}`], kind]);
+  const registry = registryOf(M);
+  const scalars = registry.scalars.map(([name, slot, kind, , lowest]) => [name, slot, kind, lowest]);
   const defaults = new Float64Array(M.NUM_OPTION_SLOTS);
-  for (const [name, [slot, , def]] of Object.entries(SCALAR_OPTIONS)) defaults[M[`SLOT_${slot}`]] = def;
-  const stageIds = new Map();
-  for (let i = 0; i < M.NUM_STAGES; i++) stageIds.set(M.stageName(i), i);
-  return { scalars, defaults, stageIds };
+  for (const [, slot, , off] of registry.scalars) defaults[slot] = off;
+  const stageIds = new Map(registry.stages.map((name, id) => [name, id]));
+  return { scalars, defaults, stageIds, registry };
 }
