@@ -66,6 +66,8 @@ class Decoder {
   size_t WorkspaceBytes() const;
 
  private:
+  friend struct DecoderTestAccess;  // test-only access to ws_ (bregman/test_hooks.h)
+
   StatusCode Fail(StatusCode code, const char* fmt, ...);
   StatusCode Validate(const DecodeOptions& o);
   // The checks that need the row's size: its bounds (size_limits.h) and every token

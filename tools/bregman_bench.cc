@@ -6,7 +6,7 @@
 // median time per Sample (as the npm bench and wasm sample(): no objective)
 // and per Decode (q and the objective: every kept token priced), and the
 // ratios to the floor, and the map evaluations of the solvers' sums per
-// Sample (nodes and tokens, BregmanNewtonCoordinatesForTesting; at the
+// Sample (nodes and tokens, BregmanProbes::map_terms; at the
 // calibrated lambda and the mean over 8 lambdas from 0.5x to 2x of it).
 // Timing lives here and in bench/, never in the unit tests.
 #include <algorithm>
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bregman/bregman.h"
+#include "bregman/test_hooks.h"
 #include "decoder.h"
 #include "kernels/row_scan.h"
 #include "kernels/softmax.h"
@@ -103,9 +104,9 @@ int main(int argc, char** argv) {
       const double decode_ms = MedianMs(reps, [&] { dec.Decode(row.data(), v, o); });
       auto terms_at = [&](double at) {
         o.bregman.lambda = at;
-        const size_t before = bd::BregmanNewtonCoordinatesForTesting();
+        const size_t before = bd::BregmanProbesOf(dec).map_terms;
         dec.Sample(row.data(), v, o);
-        return bd::BregmanNewtonCoordinatesForTesting() - before;
+        return bd::BregmanProbesOf(dec).map_terms - before;
       };
       const size_t terms = terms_at(lambda);
       // The calibrated lambda sits at a breakpoint of k (the probes around

@@ -84,7 +84,62 @@ struct BregmanResult {
   double objective = 0.0;  // D(k) + lambda * k (fixed k: D(k))
 };
 
-// Reusable scratch for the decoder; grows to the largest prefix seen.
+// The adaptive search's switches. The defaults are the product's behaviour;
+// the other settings exist to compare a path against its reference (the
+// tests' checks) and never change k or q.
+struct BregmanTuning {
+  // Search probes may stop their solve at the first bound on the multiplier
+  // that settles sigma_k against lambda (PerK::SigmaVersus in decode.cc).
+  // false: every probe is solved to its root.
+  bool settling = true;
+  // Every settled probe is solved again to its root and compared with the
+  // side its bound decided (BregmanProbes::settle_disagreements).
+  bool settle_check = false;
+  // The general solvers' tau_k from the two supports' multipliers where that
+  // decides (PerK::LagrangianTau in decode.cc). false: every tau_k from the
+  // two supports' costs.
+  bool lagrangian_tau = true;
+  // Every tau_k taken from the multipliers is also priced from the costs,
+  // and the worst disagreement kept (BregmanProbes::lagrangian_worst).
+  bool lagrangian_check = false;
+};
+
+// What the solver and the chain stage count as they work: read by the tests
+// and the bench, never by the solver itself. Counters accumulate over every
+// decode made with the workspace; the sorted-prefix fields describe the last
+// ApplyBregman (stages.h) that used it.
+struct BregmanProbes {
+  // Search probes whose solve stopped on a bound (settling).
+  size_t settled_probes = 0;
+  // With settle_check: settled probes whose exact solve lay on the other
+  // side of lambda (each side counted; expected 0).
+  size_t settle_disagreements = 0;
+  // Probes settled by an anchored start widened by its predicted error.
+  size_t estimate_settles = 0;
+  // Map evaluations of the solvers' Newton steps: a SupportSketch's nodes
+  // and the tokens summed one by one (the measure of a search's work).
+  size_t map_terms = 0;
+  // Multiplier solves that ended on their iteration limit instead of a root
+  // (expected 0).
+  size_t exhausted_solves = 0;
+  // Search decisions taken on tau_k from the multipliers (lagrangian_tau).
+  size_t lagrangian_decided = 0;
+  // With lagrangian_check: the worst |tau from the multipliers - tau from
+  // the costs| / the error bound the decision trusted (a test resets it).
+  double lagrangian_worst = 0.0;
+  // The last ApplyBregman: how many entries of the candidates' order were
+  // sorted when its search ended (before the truncation to k), and the sizes
+  // it asked EnsureSorted for as the search went (the first
+  // kRecordedPrefixRequests of them).
+  static constexpr size_t kRecordedPrefixRequests = 16;
+  size_t sorted_prefix = 0;
+  size_t prefix_requests[kRecordedPrefixRequests] = {};
+  size_t prefix_request_count = 0;
+};
+
+// Reusable scratch for the decoder; grows to the largest prefix seen. Also
+// holds the search's switches and counters, so that decoders on separate
+// threads never share them.
 struct BregmanWorkspace {
   std::vector<double> q;        // renormalised support, sorted order
   std::vector<double> scratch;  // solver temporaries
@@ -92,6 +147,8 @@ struct BregmanWorkspace {
   std::vector<size_t> powered_to;  // per chunk of powers: computed up to here
   std::vector<double> mass_lanes;  // SupportMass's lanes saved along the prefix
   bregman_detail::SupportSketch sketch;  // the general solvers' sums
+  BregmanTuning tuning;
+  BregmanProbes probes;
 };
 
 // Decodes one distribution. q (k = result.k values, aligned with the sorted
@@ -115,31 +172,5 @@ double BregmanRenormalise(BregmanDivergence divergence, double alpha,
 // (p^alpha / alpha; KL: p), d(p, 0) dual (p^alpha / (alpha (alpha - 1));
 // +inf for p > 0 when alpha <= 1).
 double BregmanZeroCost(BregmanDivergence divergence, double alpha, double p);
-
-// Testing hooks for the adaptive search's settling probes (PerK::SigmaVersus
-// in decode.cc): turn them off (every probe solved to its root), re-check
-// every settled probe against an exact solve (the count of disagreeing
-// sides, which must stay 0), and the count of settled probes and of the
-// map evaluations the solvers' Newton steps made (a SupportSketch's nodes
-// and the tokens summed one by one; this thread).
-void SetBregmanSettlingForTesting(bool on);
-void SetBregmanSettleCheckForTesting(bool on);
-size_t BregmanSettleDisagreementsForTesting();
-size_t BregmanSettledProbesForTesting();
-size_t BregmanNewtonCoordinatesForTesting();
-// Probes settled by an anchored start widened by its predicted error.
-size_t BregmanEstimateSettlesForTesting();
-// Multiplier solves that ended on their iteration limit instead of a root
-// (this thread; expected 0).
-size_t BregmanExhaustedSolvesForTesting();
-// The general solvers' tau_k from the two supports' multipliers (PerK::
-// LagrangianTau in decode.cc): turn it off (every tau from the two costs);
-// with the check on, every such tau is also priced from the costs, and the
-// worst |difference| / its error bound since the check was set is kept (this
-// thread); and the count of decisions it took.
-void SetBregmanLagrangianTauForTesting(bool on);
-void SetBregmanLagrangianCheckForTesting(bool on);
-double BregmanLagrangianWorstForTesting();
-size_t BregmanLagrangianDecidedForTesting();
 
 }  // namespace bd

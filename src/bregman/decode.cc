@@ -19,24 +19,13 @@ namespace {
 
 using namespace bregman_detail;
 
-bool g_settling = true;        // cleared only by tests
-bool g_settle_check = false;   // set only by tests
-// Per thread: native decoders on separate threads count apart.
-thread_local size_t g_settle_disagreements = 0;
-thread_local size_t g_settled_probes = 0;
-thread_local size_t g_estimate_settles = 0;
-bool g_lagrangian_tau = true;     // cleared only by tests
-bool g_lagrangian_check = false;  // set only by tests
-thread_local double g_lagrangian_worst = 0.0;
-thread_local size_t g_lagrangian_decided = 0;
-
 // Whether a support of the k largest keeps every candidate of a whole
 // distribution (SortedProbs::Whole), so drops nothing: its kept mass is 1 by
 // the normaliser's definition. Summed, it carries float64's rounding
 // (~1e-16), which the solvers would spread as dropped mass: an objective of
 // 2.6e-107 for 0 at lambda 0, and at a large alpha a remainder per token
-// below the double range, which sent the solve to its slow log-scale path
-// (dual alpha 20 on a flat row of 14 000: 0.6-1.5 s a call). The search's
+// below the double range, which would send the solve to its slow log-scale
+// path (seconds a call for a dual alpha 20 on a flat row). The search's
 // kept masses (PerK::KeptMass) and the final solve both ask it.
 bool DropsNothing(const SortedProbs& probs, size_t k) { return k >= probs.Size() && probs.Whole(); }
 
@@ -118,19 +107,20 @@ class PerK {
   // decides (LagrangianTau), from the two supports' costs otherwise.
   double TauVersus(size_t k, double lambda) {
     double tau, error;
-    if (kind_ != TauKind::kGeneral || !g_lagrangian_tau || !LagrangianTau(k, &tau, &error)) {
+    if (kind_ != TauKind::kGeneral || !ws_.tuning.lagrangian_tau ||
+        !LagrangianTau(k, &tau, &error)) {
       return Tau(k);
     }
-    if (g_lagrangian_check) {
+    if (ws_.tuning.lagrangian_check) {
       // The costs' difference is the less accurate one where tau is tiny
       // next to nu: each cost moves by nu times the rounding of sum q - 1.
       const double priced = Tau(k);
       const double nu_sum = Solve(k, false, nullptr).nu + Solve(k + 1, false, nullptr).nu;
-      g_lagrangian_worst =
-          std::max(g_lagrangian_worst, std::fabs(tau - priced) / (error + 1e-15 * nu_sum));
+      double& worst = ws_.probes.lagrangian_worst;
+      worst = std::max(worst, std::fabs(tau - priced) / (error + 1e-15 * nu_sum));
     }
     if (!(std::fabs(tau - lambda) > error)) return Tau(k);  // too close to call
-    ++g_lagrangian_decided;
+    ++ws_.probes.lagrangian_decided;
     return tau;
   }
 
@@ -164,18 +154,19 @@ class PerK {
                              : sigma > t.lambda * (1.0 + slack);
         },
         &test};
-    const Solved& probe = Solve(k, false, g_settling ? &settle : nullptr, likely_done);
+    const Solved& probe = Solve(k, false, ws_.tuning.settling ? &settle : nullptr, likely_done);
     const double value = probe.sigma;
     if (!probe.exact) {
-      ++g_settled_probes;
-      if (g_settle_check) {
+      ++ws_.probes.settled_probes;
+      if (ws_.tuning.settle_check) {
         // The exact solve replaces the settled entry (as a later exact
         // request would): sigma_k must lie on the side the bound decided
         // (an upper bound on nu decides sigma_k <= lambda), and so must the
         // value handed to the search.
         const bool decided_done = probe.nu_lo == 0.0;
         const bool exact_done = Sigma(k) <= lambda;
-        g_settle_disagreements += (decided_done != exact_done) + ((value <= lambda) != exact_done);
+        ws_.probes.settle_disagreements +=
+            (decided_done != exact_done) + ((value <= lambda) != exact_done);
       }
     }
     return value;
@@ -265,8 +256,8 @@ class PerK {
   // Prefix sums of the roots in ws.scratch, [i] = sum_{j<i} sqrt(p_j) (alpha
   // = 1.5), added in order (RootSum's bits at every k), built up to i = m on
   // demand. (The kept mass comes from KeptMass's lanes, the bits of the
-  // solvers' SupportMass: a serial prefix sum of p was a tenth of a wasm
-  // decode at k ~ V/2, its adds one dependent chain.)
+  // solvers' SupportMass: a serial prefix sum of p would be one dependent
+  // chain of adds.)
   void BuildRootSums(size_t m) {
     if (m <= built_) return;
     EnsureSize(ws_.scratch, m + 1);
@@ -303,8 +294,8 @@ class PerK {
   // Far above the rounding of sigma and of the equation's sign near its root
   // (~1e-14), and wide enough that a probe within 0.01 % of lambda (the
   // search's last ones, which it prices exactly anyway) is solved to its
-  // root: 1e-6 let such probes settle and be solved twice (20 % more
-  // coordinates on the flat row at k ~ V/2).
+  // root (a narrower margin lets such probes settle and then be solved
+  // again exactly).
   static constexpr double kSettleSlack = 1e-4;
   // The margin for an anchored estimate widened by its predicted error (see
   // SolveMultiplier): above sigma's rounding (~1e-14), as AdaptiveK's tie
@@ -319,6 +310,10 @@ class PerK {
   // Neighbours this far apart (as a ratio of k) interpolate a start as a
   // power of k, and let its first evaluations be rough.
   static constexpr double kFarNeighbours = 1.1;
+  // The margin on the neighbours' Newton constant and anchored-start error
+  // ratio handed to a solve (they change little from one support to the
+  // next).
+  static constexpr double kCurvatureMargin = 100.0;
 
   // The fixed-support solve of support k, remembered in a small cache (the
   // search revisits its neighbours). Bounds and a start for the multiplier
@@ -330,197 +325,240 @@ class PerK {
   // result is cached as a bound and solved again when asked exactly.
   const Solved& Solve(size_t k, bool need_cost, const SigmaTest* settle,
                       bool likely_done = false) {
-    // Bounds: the nearest smaller support with an upper bound on its nu,
-    // the nearest larger one with a lower bound. Starts: the nearest two
-    // smaller and the nearest larger support, bound or not (their guesses).
-    const Solved* upper_from = nullptr;
-    const Solved* lower_from = nullptr;
-    const Solved* below = nullptr;
-    const Solved* below2 = nullptr;
-    const Solved* above = nullptr;
-    Solved* same = nullptr;        // this support, solved exactly
-    Solved* same_bound = nullptr;  // this support, settled earlier
-    for (Solved& c : cache_) {
-      if (c.k == 0) continue;
-      if (c.k == k) (c.exact ? same : same_bound) = &c;
-      if (c.k < k) {
-        if (c.nu_hi > 0.0 && (upper_from == nullptr || c.k > upper_from->k)) upper_from = &c;
-        if (below == nullptr || c.k > below->k) {
-          below2 = below;
-          below = &c;
-        } else if (below2 == nullptr || c.k > below2->k) {
-          below2 = &c;
-        }
-      }
-      if (c.k > k) {
-        if (c.nu_lo > 0.0 && (lower_from == nullptr || c.k < lower_from->k)) lower_from = &c;
-        if (above == nullptr || c.k < above->k) above = &c;
-      }
-    }
-    if (same != nullptr && (!need_cost || !std::isnan(same->cost))) return *same;
+    const Neighbours n = FindNeighbours(k);
+    if (n.same != nullptr && (!need_cost || !std::isnan(n.same->cost))) return *n.same;
     // Every solve starts from what the neighbours know (bounds, a start, an
     // anchor), exact requests too: the final solve of the answer's support is
     // then solved once more cold, as a fixed-k decode solves it (FinalFor),
-    // but the search's exact solves around the answer (tau at k - 1 and k)
-    // cost two or three evaluations each instead of five: 4-17 % fewer map
-    // evaluations per decode than solving them cold for FinalFor to reuse.
+    // and the search's exact solves around the answer (tau at k - 1 and k)
+    // cost two or three evaluations each instead of five.
     EnsureSize(ws_.q, k);
     EnsureSize(ws_.scratch, k);
     Multiplier nu;
     nu.last_only = !need_cost;
-    nu.settle = same == nullptr && !need_cost ? settle : nullptr;
-    if (same != nullptr) {
-      nu.upper = nu.lower = nu.start = same->nu;
+    nu.settle = n.same == nullptr && !need_cost ? settle : nullptr;
+    if (n.same != nullptr) {
+      nu.upper = nu.lower = nu.start = n.same->nu;
       nu.known = true;  // priced at the probe's own nu, without a Newton step
     } else {
-      if (upper_from != nullptr && upper_from->k > 1) nu.upper = upper_from->nu_hi;
-      if (lower_from != nullptr) nu.lower = lower_from->nu_lo;
-      if (same_bound != nullptr) {  // this support's own bound, when tighter
-        if (same_bound->nu_hi > 0.0 && (nu.upper == 0.0 || same_bound->nu_hi < nu.upper)) {
-          nu.upper = same_bound->nu_hi;
-        }
-        if (same_bound->nu_lo > nu.lower) nu.lower = same_bound->nu_lo;
-      }
-      if (below != nullptr && below->k > 1 && below->guess > 0.0 && above != nullptr &&
-          above->guess > 0.0) {
-        // nu_k is smooth in k: interpolate between the neighbours, linearly
-        // where they are close, as a power of k (log nu linear in log k, as
-        // the gallop extrapolates) where they span more than kFarNeighbours,
-        // whose first evaluations may then be rough: a straight line between
-        // supports k and 2k started a probe a few percent off its root (4
-        // exact evaluations where 2 sufficed).
-        if (above->k > kFarNeighbours * below->k) {
-          nu.start = below->guess * ExpFullF64(LogF64(above->guess / below->guess) *
-                                               (LogF64(static_cast<double>(k) /
-                                                       static_cast<double>(below->k)) /
-                                                LogF64(static_cast<double>(above->k) /
-                                                       static_cast<double>(below->k))));
-          nu.far_start = true;
-        } else {
-          const double t = static_cast<double>(k - below->k) /
-                           static_cast<double>(above->k - below->k);
-          nu.start = below->guess + (above->guess - below->guess) * t;
-        }
-      } else if (above == nullptr && below != nullptr && below->k > 1 && below->guess > 0.0 &&
-                 below2 != nullptr && below2->k > 1 && below2->guess > 0.0) {
-        // Galloping up: nu_k decays roughly like a power of k, so extrapolate
-        // log nu linearly in log k from the two supports below. Newton
-        // from there needs two or three evaluations instead of five from
-        // the upper bound (StartFrom ignores a start outside the bracket).
-        nu.start = below->guess * ExpFullF64(LogF64(below->guess / below2->guess) *
-                                             (LogF64(static_cast<double>(k) /
-                                                     static_cast<double>(below->k)) /
-                                              LogF64(static_cast<double>(below->k) /
-                                                     static_cast<double>(below2->k))));
-        // A probe that may stop on a bound starts low: a gallop's probes
-        // short of the answer (sigma above lambda) then settle on the first
-        // evaluation's lower bound on nu. Not the gallop's shortcut, aimed
-        // just past the answer: from the extrapolation itself its first
-        // evaluations bound nu on either side, and an upper bound settles
-        // sigma <= lambda (measured over lambdas off the breakpoints: 7-15 %
-        // fewer map evaluations than starting it low, and than starting it
-        // 1.1x or 1.25x high, where sigma at the bound is too far above
-        // sigma_k to settle). The start is an extrapolation: its first
-        // evaluations may be rough.
-        if (nu.settle != nullptr && !likely_done) nu.start *= kLowStart;
-        nu.far_start = true;
-      }
+      BoundsFromNeighbours(n, &nu);
+      StartFromNeighbours(n, k, likely_done, &nu);
     }
     // The neighbours' Newton constant (nu's equation changes little from
     // one support to the next), with a wide margin: a start interpolated
     // between close neighbours is within ~1e-9 of the root, and one Newton
     // step from there is then known to be exact (one pass, not two).
-    constexpr double kCurvatureMargin = 100.0;
-    for (const Solved* n : {below, above}) {
-      if (n != nullptr) nu.curvature = std::max(nu.curvature, kCurvatureMargin * n->curvature);
+    for (const Solved* c : {n.below, n.above}) {
+      if (c != nullptr) nu.curvature = std::max(nu.curvature, kCurvatureMargin * c->curvature);
     }
     const double curvature_in = nu.curvature;
-    // The nearest exactly solved support, when it is close (its coordinates
-    // beyond the shared ones, mapped one by one, cost at most a quarter of
-    // an evaluation: the sketch's nodes and its boundary block's tokens): the
-    // solver starts one Newton step from it. One beyond a settled neighbour
-    // (near the answer the neighbours are often settled probes) only from a
-    // few supports away: from farther, the step can overshoot far (concave
-    // maps) and cost the solve more than it saves.
-    const Solved* anchor = nullptr;
-    if (same == nullptr) {
-      const SupportSketch::View view = SketchView(k);
-      const size_t evaluation = view.nodes + (k - view.exact_from);
-      for (const Solved& c : cache_) {
-        const Solved* n = &c;
-        if (n->k == 0 || !n->exact || !(n->slope > 0.0) || !(n->nu > 0.0) || n->k < 2) continue;
-        const size_t gap = n->k > k ? n->k - k : k - n->k;
-        if (4 * gap > evaluation) continue;
-        if (n != below && n != above && gap > kFarAnchorGap + k / 1024) continue;
-        const size_t best = anchor == nullptr ? 0 : (anchor->k > k ? anchor->k - k : k - anchor->k);
-        if (anchor == nullptr || gap < best) anchor = n;
-      }
-    }
-    if (anchor != nullptr) {
-      nu.anchor_k = anchor->k;
-      nu.anchor_nu = anchor->nu;
-      nu.anchor_slope = anchor->slope;
-      // The anchored starts' measured error ratio, from any cached solve,
-      // with the curvature's margin (the ratio changes little between
-      // neighbouring supports).
-      for (const Solved& c : cache_) {
-        nu.anchor_curvature =
-            std::max(nu.anchor_curvature, kCurvatureMargin * c.anchor_curvature);
-      }
-      // That error is Newton's quadratic one (from anchor_nu) plus the
-      // anchor slope's: a bound on Newton's constant too.
-      nu.curvature = std::max(nu.curvature, nu.anchor_curvature);
-      // Its signed ratio, from the nearest support that measured one.
-      size_t nearest = 0;
-      for (const Solved& c : cache_) {
-        if (c.k == 0 || c.anchor_correction == 0.0) continue;
-        const size_t gap = c.k > k ? c.k - k : k - c.k;
-        if (nu.anchor_correction == 0.0 || gap < nearest) {
-          nu.anchor_correction = c.anchor_correction;
-          nearest = gap;
-        }
-      }
-    }
+    if (n.same == nullptr) AnchorOn(ChooseAnchor(k, n), k, &nu);
     // Cold: nothing from the neighbours (the first solves of a search), as a
     // fixed-k decode starts; FinalFor reuses such a solve of the answer.
     const bool cold = nu.upper == 0.0 && nu.lower == 0.0 && nu.start == 0.0 && nu.anchor_k == 0 &&
                       nu.curvature == 0.0 && nu.settle == nullptr;
     SupportHint(k, &nu);
+    const Solved out = SolveWith(k, need_cost, curvature_in, cold, &nu);
+    if (n.same != nullptr) {
+      // Keep the probe's own nu and sigma: the decisions already taken on
+      // them stay consistent.
+      n.same->cost = out.cost;
+      return *n.same;
+    }
+    return Remember(out, n.same_bound);
+  }
+
+  // The cached supports a solve of k starts from.
+  struct Neighbours {
+    // Bounds: the nearest smaller support with an upper bound on its nu,
+    // the nearest larger one with a lower bound.
+    const Solved* upper_from = nullptr;
+    const Solved* lower_from = nullptr;
+    // Starts: the nearest two smaller and the nearest larger support, bound
+    // or not (their guesses).
+    const Solved* below = nullptr;
+    const Solved* below2 = nullptr;
+    const Solved* above = nullptr;
+    Solved* same = nullptr;        // this support, solved exactly
+    Solved* same_bound = nullptr;  // this support, settled earlier
+  };
+
+  Neighbours FindNeighbours(size_t k) {
+    Neighbours n;
+    for (Solved& c : cache_) {
+      if (c.k == 0) continue;
+      if (c.k == k) (c.exact ? n.same : n.same_bound) = &c;
+      if (c.k < k) {
+        if (c.nu_hi > 0.0 && (n.upper_from == nullptr || c.k > n.upper_from->k)) n.upper_from = &c;
+        if (n.below == nullptr || c.k > n.below->k) {
+          n.below2 = n.below;
+          n.below = &c;
+        } else if (n.below2 == nullptr || c.k > n.below2->k) {
+          n.below2 = &c;
+        }
+      }
+      if (c.k > k) {
+        if (c.nu_lo > 0.0 && (n.lower_from == nullptr || c.k < n.lower_from->k)) n.lower_from = &c;
+        if (n.above == nullptr || c.k < n.above->k) n.above = &c;
+      }
+    }
+    return n;
+  }
+
+  // The bracket on nu_k: nu is nonincreasing in k, so a smaller support's
+  // upper bound and a larger one's lower bound hold for k; this support's
+  // own settled bound where it is tighter.
+  static void BoundsFromNeighbours(const Neighbours& n, Multiplier* nu) {
+    if (n.upper_from != nullptr && n.upper_from->k > 1) nu->upper = n.upper_from->nu_hi;
+    if (n.lower_from != nullptr) nu->lower = n.lower_from->nu_lo;
+    if (n.same_bound != nullptr) {
+      if (n.same_bound->nu_hi > 0.0 && (nu->upper == 0.0 || n.same_bound->nu_hi < nu->upper)) {
+        nu->upper = n.same_bound->nu_hi;
+      }
+      if (n.same_bound->nu_lo > nu->lower) nu->lower = n.same_bound->nu_lo;
+    }
+  }
+
+  // The start for nu_k from the neighbours' guesses (none where they give
+  // none): interpolated between a smaller and a larger support, or
+  // extrapolated from the two smaller ones while galloping up.
+  static void StartFromNeighbours(const Neighbours& n, size_t k, bool likely_done,
+                                  Multiplier* nu) {
+    const Solved* below = n.below;
+    const Solved* below2 = n.below2;
+    const Solved* above = n.above;
+    if (below != nullptr && below->k > 1 && below->guess > 0.0 && above != nullptr &&
+        above->guess > 0.0) {
+      // nu_k is smooth in k: interpolate between the neighbours, linearly
+      // where they are close, as a power of k (log nu linear in log k, as
+      // the gallop extrapolates) where they span more than kFarNeighbours,
+      // whose first evaluations may then be rough (a straight line between
+      // supports k and 2k starts a probe a few percent off its root).
+      if (above->k > kFarNeighbours * below->k) {
+        nu->start = below->guess * ExpFullF64(LogF64(above->guess / below->guess) *
+                                              (LogF64(static_cast<double>(k) /
+                                                      static_cast<double>(below->k)) /
+                                               LogF64(static_cast<double>(above->k) /
+                                                      static_cast<double>(below->k))));
+        nu->far_start = true;
+      } else {
+        const double t = static_cast<double>(k - below->k) /
+                         static_cast<double>(above->k - below->k);
+        nu->start = below->guess + (above->guess - below->guess) * t;
+      }
+    } else if (above == nullptr && below != nullptr && below->k > 1 && below->guess > 0.0 &&
+               below2 != nullptr && below2->k > 1 && below2->guess > 0.0) {
+      // Galloping up: nu_k decays roughly like a power of k, so extrapolate
+      // log nu linearly in log k from the two supports below. Newton
+      // from there needs two or three evaluations instead of five from
+      // the upper bound (StartFrom ignores a start outside the bracket).
+      nu->start = below->guess * ExpFullF64(LogF64(below->guess / below2->guess) *
+                                            (LogF64(static_cast<double>(k) /
+                                                    static_cast<double>(below->k)) /
+                                             LogF64(static_cast<double>(below->k) /
+                                                    static_cast<double>(below2->k))));
+      // A probe that may stop on a bound starts low: a gallop's probes
+      // short of the answer (sigma above lambda) then settle on the first
+      // evaluation's lower bound on nu. Not the gallop's shortcut, aimed
+      // just past the answer: from the extrapolation itself its first
+      // evaluations bound nu on either side, and an upper bound settles
+      // sigma <= lambda (7-15 % fewer map evaluations than a low start or a
+      // start 1.1x or 1.25x high, where sigma at the bound is too far above
+      // sigma_k to settle). The start is an extrapolation: its first
+      // evaluations may be rough.
+      if (nu->settle != nullptr && !likely_done) nu->start *= kLowStart;
+      nu->far_start = true;
+    }
+  }
+
+  // The nearest exactly solved support, when it is close (its coordinates
+  // beyond the shared ones, mapped one by one, cost at most a quarter of an
+  // evaluation: the sketch's nodes and its boundary block's tokens), for a
+  // start one Newton step from it; null: none. One beyond a settled
+  // neighbour (near the answer the neighbours are often settled probes) only
+  // from a few supports away: from farther, the step can overshoot far
+  // (concave maps) and cost the solve more than it saves.
+  const Solved* ChooseAnchor(size_t k, const Neighbours& n) {
+    const SupportSketch::View view = SketchView(k);
+    const size_t evaluation = view.nodes + (k - view.exact_from);
+    const Solved* anchor = nullptr;
+    for (const Solved& c : cache_) {
+      if (c.k == 0 || !c.exact || !(c.slope > 0.0) || !(c.nu > 0.0) || c.k < 2) continue;
+      const size_t gap = c.k > k ? c.k - k : k - c.k;
+      if (4 * gap > evaluation) continue;
+      if (&c != n.below && &c != n.above && gap > kFarAnchorGap + k / 1024) continue;
+      const size_t best = anchor == nullptr ? 0 : (anchor->k > k ? anchor->k - k : k - anchor->k);
+      if (anchor == nullptr || gap < best) anchor = &c;
+    }
+    return anchor;
+  }
+
+  // Hands the solve of k its anchor (null: none) and what the cached solves
+  // measured of anchored starts.
+  void AnchorOn(const Solved* anchor, size_t k, Multiplier* nu) const {
+    if (anchor == nullptr) return;
+    nu->anchor_k = anchor->k;
+    nu->anchor_nu = anchor->nu;
+    nu->anchor_slope = anchor->slope;
+    // The anchored starts' measured error ratio, from any cached solve,
+    // with the curvature's margin (the ratio changes little between
+    // neighbouring supports).
+    for (const Solved& c : cache_) {
+      nu->anchor_curvature = std::max(nu->anchor_curvature, kCurvatureMargin * c.anchor_curvature);
+    }
+    // That error is Newton's quadratic one (from anchor_nu) plus the
+    // anchor slope's: a bound on Newton's constant too.
+    nu->curvature = std::max(nu->curvature, nu->anchor_curvature);
+    // Its signed ratio, from the nearest support that measured one.
+    size_t nearest = 0;
+    for (const Solved& c : cache_) {
+      if (c.k == 0 || c.anchor_correction == 0.0) continue;
+      const size_t gap = c.k > k ? c.k - k : k - c.k;
+      if (nu->anchor_correction == 0.0 || gap < nearest) {
+        nu->anchor_correction = c.anchor_correction;
+        nearest = gap;
+      }
+    }
+  }
+
+  // Solves support k from the hint nu (SupportHint applied) and records the
+  // result. curvature_in: the neighbours' Newton constant handed to it.
+  Solved SolveWith(size_t k, bool need_cost, double curvature_in, bool cold, Multiplier* nu) {
     const double* p = Probs(k);
     Solved out;
     out.k = k;
-    out.cost = Renormalise(divergence_, alpha_, p, k, ws_.q.data(), ws_.scratch.data(), &nu);
+    out.cost = Renormalise(divergence_, alpha_, p, k, ws_.q.data(), ws_.scratch.data(), nu);
     full_q_ = need_cost ? k : 0;  // (a probe writes q[k-1] only)
-    out.nu = nu.value;
+    out.nu = nu->value;
     // None measured (it stopped on the first step): pass the neighbours' on.
-    out.curvature = nu.curvature > 0.0 ? nu.curvature : curvature_in / kCurvatureMargin;
-    out.slope = nu.slope;
-    out.anchor_curvature = nu.measured_anchor_curvature;
-    out.anchor_correction = nu.measured_anchor_correction;
+    out.curvature = nu->curvature > 0.0 ? nu->curvature : curvature_in / kCurvatureMargin;
+    out.slope = nu->slope;
+    out.anchor_curvature = nu->measured_anchor_curvature;
+    out.anchor_correction = nu->measured_anchor_correction;
     out.sigma = ConjugateGain(p[k - 1], ws_.q[k - 1], k == 1, &out.nu);
     out.q_last = ws_.q[k - 1];
-    out.exact = !nu.settled;
+    out.exact = !nu->settled;
     out.cold = cold;
-    g_estimate_settles += nu.settled_by_estimate;
-    out.nu_hi = !nu.settled || nu.settled_upper ? out.nu : 0.0;
-    out.nu_lo = !nu.settled || !nu.settled_upper ? out.nu : 0.0;
+    ws_.probes.estimate_settles += nu->settled_by_estimate;
+    out.nu_hi = !nu->settled || nu->settled_upper ? out.nu : 0.0;
+    out.nu_lo = !nu->settled || !nu->settled_upper ? out.nu : 0.0;
     out.guess = out.nu;
-    if (nu.settled) {
+    if (nu->settled) {
       // The probe's value: sigma at the Newton estimate of the root (the
       // search interpolates on it), kept on the side the bound settled.
-      out.guess = nu.estimate_nu;
-      double estimate_nu = nu.estimate_nu;
+      out.guess = nu->estimate_nu;
+      double estimate_nu = nu->estimate_nu;
       const double estimate =
-          ConjugateGain(p[k - 1], nu.estimate_q_last, k == 1, &estimate_nu);
+          ConjugateGain(p[k - 1], nu->estimate_q_last, k == 1, &estimate_nu);
       // (Compared so that a NaN estimate cannot cross to the other side.)
-      if (nu.settled_upper ? estimate < out.sigma : estimate > out.sigma) out.sigma = estimate;
+      if (nu->settled_upper ? estimate < out.sigma : estimate > out.sigma) out.sigma = estimate;
     }
-    if (same != nullptr) {
-      // Keep the probe's own nu and sigma: the decisions already taken on
-      // them stay consistent.
-      same->cost = out.cost;
-      return *same;
-    }
+    return out;
+  }
+
+  // Stores a new solve in the cache: over this support's settled entry, else
+  // in the next slot round the cache.
+  const Solved& Remember(const Solved& out, Solved* same_bound) {
     Solved& slot = same_bound != nullptr ? *same_bound : cache_[next_slot_];
     if (same_bound == nullptr) next_slot_ = (next_slot_ + 1) % kCacheSize;
     slot = out;
@@ -573,6 +611,7 @@ class PerK {
     nu->powers_owner = this;
     nu->kept = KeptMass(k);
     nu->sketch = &ws_.sketch;
+    nu->probes = &ws_.probes;
   }
 
   // The sketch of support k (its blocks built over the sorted prefix to k).
@@ -640,21 +679,121 @@ class PerK {
   int next_slot_ = 0;
 };
 
+// Where log value, linear in log(k + 1) through (k0, v0) and (k1, v1),
+// crosses lambda; 0 when it does not (flat or increasing, or no values).
+double LogLogCrossing(size_t k0, double v0, size_t k1, double v1, double lambda) {
+  if (!(v0 > 0.0 && v1 > 0.0 && lambda > 0.0 && v0 != v1)) return 0.0;
+  const double x0 = LogF64(static_cast<double>(k0 + 1));
+  const double x1 = LogF64(static_cast<double>(k1 + 1));
+  const double y0 = LogF64(v0), y1 = LogF64(v1);
+  const double t = (y0 - LogF64(lambda)) / (y0 - y1);
+  return ExpFullF64(x0 + t * (x1 - x0)) - 1.0;
+}
+
+// The search's interval: done(bad) is false, done(good) true, with the
+// measure's values there (value_good is 0 where good was not measured: the
+// clamp). beyond_clamp: the gallop's last shortcut estimate lay past its
+// probe.
+struct SearchBracket {
+  size_t bad = 0;
+  double value_bad = 0.0;
+  size_t good = 0;
+  double value_good = 0.0;
+  bool beyond_clamp = false;
+};
+
+// The gallop from k_lo (done there false, its value value_lo): probes k_lo
+// + 1, k_lo + 3, k_lo + 7, ... up to k_hi, and once per doubling, from its
+// second probe on, a shortcut: the crossing extrapolated from its last two
+// probes, a few percent beyond it. A gallop's next probe can reach twice k*,
+// so its solve, and the sorted prefix it needs, would cost up to twice the
+// answer's; the shortcut usually lands just past k*. If it falls short, the
+// gallop goes on. done(k, &value, likely_done) as in FirstBelow.
+template <class Done>
+SearchBracket Gallop(const Done& done, double lambda, size_t k_lo, size_t k_hi, double value_lo) {
+  SearchBracket b;
+  b.bad = k_lo;
+  b.value_bad = value_lo;
+  b.good = k_hi;
+  size_t before_bad = 0;  // the probe before bad (0: none yet)
+  double value_before_bad = 0.0;
+  bool shortcut_tried = false;  // in this doubling
+  double value = 0.0;
+  for (size_t step = 1;;) {
+    const size_t gallop = k_hi - k_lo > 2 * step - 1 ? k_lo + 2 * step - 1 : k_hi;
+    size_t probe = gallop;
+    if (!shortcut_tried && before_bad != 0) {
+      shortcut_tried = true;
+      constexpr double kOvershoot = 1.04;  // past the estimate: likely on the good side
+      const double guess =
+          LogLogCrossing(before_bad, value_before_bad, b.bad, b.value_bad, lambda) * kOvershoot;
+      if (guess > static_cast<double>(b.bad) + 1.0 && guess < static_cast<double>(gallop)) {
+        probe = static_cast<size_t>(guess);
+      }
+      b.beyond_clamp = !(guess < static_cast<double>(gallop));
+    }
+    if (done(probe, &value, probe != gallop)) {
+      b.good = probe;
+      b.value_good = value;
+      return b;
+    }
+    before_bad = b.bad;
+    value_before_bad = b.value_bad;
+    b.bad = probe;
+    b.value_bad = value;
+    if (probe == gallop) {
+      step *= 2;
+      shortcut_tried = false;
+    }
+  }
+}
+
+// Closes the bracket to good = bad + 1 and returns good. The interpolated
+// crossing is accurate to a few supports, but probing it lands on one side
+// only and the far end would stay put: the probe goes a little to the near
+// side of it instead, alternating (just below after a good probe, just above
+// after a bad one), so both ends close in; a bisection step follows two
+// interpolation steps in a row that failed to halve the interval, so the
+// probe count stays within a few times the bisection's.
+template <class Done>
+size_t CloseBracket(const Done& done, double lambda, SearchBracket b) {
+  bool last_good = true;
+  int slow_steps = 0;  // consecutive interpolation steps that did not halve the interval
+  double value = 0.0;
+  while (b.good - b.bad > 1) {
+    const size_t width = b.good - b.bad;
+    size_t mid = b.bad + width / 2;
+    bool interpolated = false;
+    if (slow_steps < 2 && b.value_bad > lambda) {
+      const double guess = LogLogCrossing(b.bad, b.value_bad, b.good, b.value_good, lambda);
+      if (guess > static_cast<double>(b.bad) && guess < static_cast<double>(b.good)) {
+        const double margin = std::max(1.0, static_cast<double>(width) / 1024.0);
+        const double target = last_good ? guess - margin : guess + margin;
+        const size_t at = target > static_cast<double>(b.bad) ? static_cast<size_t>(target) : b.bad;
+        mid = std::min(b.good - 1, std::max(b.bad + 1, at));
+        interpolated = true;
+      }
+    }
+    last_good = done(mid, &value);
+    if (last_good) {
+      b.good = mid;
+      b.value_good = value;
+    } else {
+      b.bad = mid;
+      b.value_bad = value;
+    }
+    slow_steps = interpolated && 2 * (b.good - b.bad) > width ? slow_steps + 1 : 0;
+  }
+  return b.good;
+}
+
 // Smallest k in [k_lo, k_hi] with done(k) = stop(k) || measure(k, likely_done) <= lambda
 // (likely_done: the probe is the gallop's shortcut, aimed past the crossing),
 // for a nonincreasing measure (tau_k, or sigma_{k+1}) and a monotone stop
 // (done(k_hi) must hold). The measure decays smoothly, close to a power of k,
-// so the search works in log measure against log(k + 1):
-// - the gallop (k_lo, k_lo + 1, k_lo + 3, k_lo + 7, ...) takes, once per
-//   doubling and from its second probe on, a shortcut: the crossing
-//   extrapolated from its last two probes, a few percent beyond it. A
-//   gallop's next probe can reach twice k*, so its solve, and the sorted
-//   prefix it needs, would cost up to twice the answer's; the shortcut
-//   usually lands just past k*. If it falls short, the gallop goes on.
-// - inside the final interval, the crossing interpolated between the ends,
-//   probed just to one side of it (see below), with a bisection step after
-//   two interpolation steps in a row failed to halve the interval, so the
-//   probe count stays within a few times the bisection's.
+// so the search works in log measure against log(k + 1): a gallop with
+// extrapolated shortcuts (Gallop), then the final interval closed by
+// interpolated probes (CloseBracket).
 template <class Measure, class Stop>
 size_t FirstBelow(const Measure& measure, const Stop& stop, double lambda, size_t k_lo,
                   size_t k_hi, bool costly_measure) {
@@ -666,52 +805,9 @@ size_t FirstBelow(const Measure& measure, const Stop& stop, double lambda, size_
     *value = measure(k, likely_done);
     return *value <= lambda;
   };
-  // Where log value, linear in log(k + 1) through (k0, v0) and (k1, v1),
-  // crosses lambda; 0 when it does not (flat or increasing, or no values).
-  auto crossing = [&](size_t k0, double v0, size_t k1, double v1) {
-    if (!(v0 > 0.0 && v1 > 0.0 && lambda > 0.0 && v0 != v1)) return 0.0;
-    const double x0 = LogF64(static_cast<double>(k0 + 1));
-    const double x1 = LogF64(static_cast<double>(k1 + 1));
-    const double y0 = LogF64(v0), y1 = LogF64(v1);
-    const double t = (y0 - LogF64(lambda)) / (y0 - y1);
-    return ExpFullF64(x0 + t * (x1 - x0)) - 1.0;
-  };
   double value = 0.0;
   if (done(k_lo, &value)) return k_lo;
-  size_t bad = k_lo;
-  double value_bad = value;
-  size_t before_bad = 0;  // the probe before bad (0: none yet)
-  double value_before_bad = 0.0;
-  size_t good = k_hi;
-  double value_good = 0.0;
-  bool shortcut_tried = false;  // in this doubling
-  bool beyond_clamp = false;     // the last shortcut estimate lay past the gallop's probe
-  for (size_t step = 1;;) {
-    const size_t gallop = k_hi - k_lo > 2 * step - 1 ? k_lo + 2 * step - 1 : k_hi;
-    size_t probe = gallop;
-    if (!shortcut_tried && before_bad != 0) {
-      shortcut_tried = true;
-      constexpr double kOvershoot = 1.04;  // past the estimate: likely on the good side
-      const double guess = crossing(before_bad, value_before_bad, bad, value_bad) * kOvershoot;
-      if (guess > static_cast<double>(bad) + 1.0 && guess < static_cast<double>(gallop)) {
-        probe = static_cast<size_t>(guess);
-      }
-      beyond_clamp = !(guess < static_cast<double>(gallop));
-    }
-    if (done(probe, &value, probe != gallop)) {
-      good = probe;
-      value_good = value;
-      break;
-    }
-    before_bad = bad;
-    value_before_bad = value_bad;
-    bad = probe;
-    value_bad = value;
-    if (probe == gallop) {
-      step *= 2;
-      shortcut_tried = false;
-    }
-  }
+  SearchBracket b = Gallop(done, lambda, k_lo, k_hi, value);
   // A gallop that ran into the clamp (k_hi, or all the positive mass kept)
   // has no value there to interpolate on. When its last two probes
   // extrapolate the crossing past the clamp too, the answer is likely the
@@ -719,44 +815,15 @@ size_t FirstBelow(const Measure& measure, const Stop& stop, double lambda, size_
   // probe just below it decides that, where bisection would solve ~log2 of
   // the interval's width supports near the clamp. (Its value stays unused:
   // interpolating from there over a flat measure lands far from the
-  // crossing; bisection goes on as before.) Only for a costly measure (a
-  // solve per probe): the closed forms' probes cost O(1), and this one would
-  // convert the sorted prefix up to the clamp.
-  if (costly_measure && value_good == 0.0 && beyond_clamp && good - bad > 1 && stop(good)) {
-    if (!done(good - 1, &value)) return good;
-    --good;
+  // crossing.) Only for a costly measure (a solve per probe): the closed
+  // forms' probes cost O(1), and this one would convert the sorted prefix up
+  // to the clamp.
+  if (costly_measure && b.value_good == 0.0 && b.beyond_clamp && b.good - b.bad > 1 &&
+      stop(b.good)) {
+    if (!done(b.good - 1, &value)) return b.good;
+    --b.good;
   }
-  // The interpolated crossing is accurate to a few supports, but probing it
-  // lands on one side only and the far end would stay put: probe a little
-  // to the near side of it instead, alternating (just below after a good
-  // probe, just above after a bad one), so both ends close in.
-  bool last_good = true;
-  int slow_steps = 0;  // consecutive interpolation steps that did not halve the interval
-  while (good - bad > 1) {
-    const size_t width = good - bad;
-    size_t mid = bad + width / 2;
-    bool interpolated = false;
-    if (slow_steps < 2 && value_bad > lambda) {
-      const double guess = crossing(bad, value_bad, good, value_good);
-      if (guess > static_cast<double>(bad) && guess < static_cast<double>(good)) {
-        const double margin = std::max(1.0, static_cast<double>(width) / 1024.0);
-        const double target = last_good ? guess - margin : guess + margin;
-        const size_t at = target > static_cast<double>(bad) ? static_cast<size_t>(target) : bad;
-        mid = std::min(good - 1, std::max(bad + 1, at));
-        interpolated = true;
-      }
-    }
-    last_good = done(mid, &value);
-    if (last_good) {
-      good = mid;
-      value_good = value;
-    } else {
-      bad = mid;
-      value_bad = value;
-    }
-    slow_steps = interpolated && 2 * (good - bad) > width ? slow_steps + 1 : 0;
-  }
-  return good;
+  return CloseBracket(done, lambda, b);
 }
 
 // Smallest k in [k_lo, k_hi] with tau_k <= lambda, where k >= npos (all the
@@ -821,35 +888,19 @@ double TailCost(const BregmanParams& params, SortedProbs& probs, size_t k) {
   // 1 - s carries s's rounding (~1e-16) as an absolute error: where the tail
   // is below kOwnTailMass, its own sum (relative to its largest term, as for
   // alpha != 1) is the more exact (KL's objective of [0, -30, -30] at k = 1
-  // came out 1e-3 relative off).
+  // is 1e-3 relative off from 1 - s).
   if (alpha == 1.0) {
     constexpr double kOwnTailMass = 1e-9;
     const double rem = RemainingMass(SupportMass(probs.Prefix(k), k));
     return rem >= kOwnTailMass ? rem : probs.TailPow(k, 1.0);
   }
-  // The dropped tokens' sum of p^alpha itself: as the row's sum less the
-  // kept head's it carried an error of ~1e-7 of the row's sum (a float exp
-  // pass) however small the tail, 0.6 % of the objective at primal alpha 2
-  // with k = 31 927 of 32 000.
+  // The dropped tokens' sum of p^alpha itself: the row's sum less the kept
+  // head's would carry an error of ~1e-7 of the row's sum (a float exp pass)
+  // however small the tail.
   return ZeroCostScale(params.divergence, alpha) * probs.TailPow(k, alpha);
 }
 
 }  // namespace
-
-void SetBregmanSettlingForTesting(bool on) { g_settling = on; }
-void SetBregmanSettleCheckForTesting(bool on) { g_settle_check = on; }
-size_t BregmanSettleDisagreementsForTesting() { return g_settle_disagreements; }
-size_t BregmanSettledProbesForTesting() { return g_settled_probes; }
-size_t BregmanNewtonCoordinatesForTesting() { return g_map_terms; }
-size_t BregmanEstimateSettlesForTesting() { return g_estimate_settles; }
-void SetBregmanLagrangianTauForTesting(bool on) { g_lagrangian_tau = on; }
-void SetBregmanLagrangianCheckForTesting(bool on) {
-  g_lagrangian_check = on;
-  g_lagrangian_worst = 0.0;
-}
-double BregmanLagrangianWorstForTesting() { return g_lagrangian_worst; }
-size_t BregmanLagrangianDecidedForTesting() { return g_lagrangian_decided; }
-size_t BregmanExhaustedSolvesForTesting() { return g_newton_exhausted; }
 
 BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
                             BregmanWorkspace& ws, bool want_objective) {
@@ -859,6 +910,7 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
   const bool adaptive = params.fixed_k == 0;
   Multiplier hint;  // from the search, for the final solve
   hint.price = want_objective;  // (sample() needs q alone)
+  hint.probes = &ws.probes;
   double in_support = 0.0;
   size_t k;
   // The final solve of support k (unless the search left its q and cost);
@@ -883,8 +935,8 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
     hint.sketch = &ws.sketch;
     solve_final(k);
   }
-  // ws.q keeps its size: shrinking it to k made the next decode's growth
-  // zero-fill up to ~2 MB again (~0.1 ms in wasm).
+  // ws.q keeps its size: shrinking it to k would make the next decode's
+  // growth zero-fill it again.
   result.k = k;
   if (!want_objective) {
     result.objective = NAN;

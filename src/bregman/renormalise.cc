@@ -121,7 +121,7 @@ double Renormalise(BregmanDivergence divergence, double alpha, const double* p,
     }
     // d(1, p) = p^a g(log(1/p)); d(p, 1) = g(log p). The primal's p^a
     // underflows and g overflows where alpha log(1/p) passes ~709 (alpha 514
-    // at p = 1/4: R(1) was inf, so k = 1 was never chosen): DivergenceAbove.
+    // at p = 1/4: R(1) would be inf, and k = 1 never chosen): DivergenceAbove.
     return primal ? (alpha > 1.0 ? DivergenceAbove(alpha, p0, 1.0, -LogF64(p0))
                                  : DivergenceByLogRatio(alpha, p0, -LogF64(p0)))
                   : ScaledDivergence(alpha, LogF64(p0));

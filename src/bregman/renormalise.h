@@ -125,7 +125,16 @@ struct Multiplier {
   bool settled_by_estimate = false;  // by the anchored start's predicted error
   double estimate_nu = 0.0;
   double estimate_q_last = 0.0;
+  // in: where the solve counts its map evaluations (SumsOverSupport) and an
+  // iteration limit reached (SafeguardedNewton); null: not counted.
+  BregmanProbes* probes = nullptr;
 };
+
+// The hint's counter of solves that ended on their iteration limit (null:
+// none to count in).
+inline size_t* ExhaustedSolves(const Multiplier* hint) {
+  return hint != nullptr && hint->probes != nullptr ? &hint->probes->exhausted_solves : nullptr;
+}
 
 // A start for support k from a solved neighbouring support a (the hint's
 // anchor): sum q over support k at nu_a differs from support a's, which is 1,
@@ -156,9 +165,9 @@ double AnchoredStart(const Multiplier* hint, size_t k, const RangeSums& range) {
 // p^b, b = alpha - 1, as the primal solver stores it: 0^b is 0 for alpha > 1
 // (the token gains (b nu)^{1/b}) and +inf for alpha < 1 (q stays 0). A
 // subnormal p^b is 0 too: it has a few significant bits, and the general map
-// divides by it (x = b nu / p^b), so q = p (1 + x)^{1/b} took its rounding:
-// 3e-5 of q at alpha 400, where p^b of 0.156 holds 4 bits and the larger
-// p = 0.184 came out below it (found by the fuzzer). Exact as 0: the root
+// divides by it (x = b nu / p^b), so q = p (1 + x)^{1/b} would take its
+// rounding (3e-5 of q at alpha 400, where p^b of 0.156 holds 4 bits, enough
+// to put a larger p's q below a smaller one's). Exact as 0: the root
 // b nu is above 1e-290 on this path (smaller roots take the log scale), so
 // p^b < DBL_MIN moves q by under 1e-17 of it.
 inline double PrimalPowerStored(double power) { return power >= DBL_MIN ? power : 0.0; }
@@ -192,9 +201,9 @@ double RootSum(const double* p, size_t k, double start = 0.0, double* running = 
 // and as the kept q outgrow their p (q_max^b = p_max^b + s falls toward 1)
 // it closes in on the largest: within 0.4 % of p_max when q_max = 3500 p_max
 // (alpha = 1/4). The sketch's nodes stand for a block only as far from its
-// map's singularities as the branch point at p = 0 is (it was sized for
+// map's singularities as the branch point at p = 0 is (it is sized for
 // that one): blocks with a p above 3 p* / 8 are mapped token by token (at
-// p* / 2 the block just below, with both singularities a p away, gave
+// p* / 2 the block just below, with both singularities a p away, gives
 // tokens' q 6e-13 off; from 3/8 on, 2e-14, as far from any pole:
 // test_support_sketch.cc). Returns that bound on p (HUGE_VAL: no pole,
 // alpha >= 1 or nu = 0).
@@ -214,17 +223,13 @@ inline SupportSketch::View ViewForSolve(const SupportSketch& sketch, size_t k, d
   return v;
 }
 
-// Map evaluations made by SumsOverSupport (nodes and tokens, this thread),
-// for the tests' measure of a search's Newton work.
-inline thread_local size_t g_map_terms = 0;
-
 // The general solvers' sums_over (SolveMultiplier) from one map pass,
 // sum(p, powers, n, weight) -> SupportMapSums (weight null: unweighted):
 // over p[from..to) with the caller's per-token powers, or, sketched, for the
 // whole support of k, the sketch's: the nodes of the blocks before the one
 // holding k - 1 plus that block's tokens one by one. Returns whether the sums
 // are exact (no block of the support was summed on its nodes). Counts the
-// map evaluations in g_map_terms.
+// map evaluations in the hint's probes (map_terms) when it has them.
 // exact_above and hint: ViewForSolve's (blocks near a pole).
 template <class Sum>
 bool SumsOverSupport(const SupportSketch& sketch, const double* p, const double* powers, size_t k,
@@ -233,6 +238,7 @@ bool SumsOverSupport(const SupportSketch& sketch, const double* p, const double*
                      const Multiplier* hint = nullptr) {
   SupportMapSums sums;
   bool exact = true;
+  size_t terms = 0;
   if (sketched && from == 0 && to == k) {
     const SupportSketch::View v = ViewForSolve(sketch, k, exact_above, hint);
     const size_t n_nodes = v.nodes - v.first_node;
@@ -245,11 +251,12 @@ bool SumsOverSupport(const SupportSketch& sketch, const double* p, const double*
     sums = {head.increment + nodes.increment + tokens.increment,
             head.slope + nodes.slope + tokens.slope};
     exact = n_nodes == 0;
-    g_map_terms += v.head_end + n_nodes + (k - v.exact_from);
+    terms = v.head_end + n_nodes + (k - v.exact_from);
   } else {
     sums = sum(p + from, powers + from, to - from, nullptr);
-    g_map_terms += to - from;
+    terms = to - from;
   }
+  if (hint != nullptr && hint->probes != nullptr) hint->probes->map_terms += terms;
   *sum_out = init + sums.increment;
   *slope_out = sums.slope;
   return exact;
@@ -340,8 +347,8 @@ inline void StartFrom(const Multiplier* nu, const Guess& guess_fn, double* x0, d
   } else if (nu != nullptr && nu->start > 0.0 && nu->lower > 0.0 && nu->start <= *lo) {
     // A start just below the lower bound (an anchored start's error, with
     // a neighbour's bound about at the root): the bound itself, not the
-    // guess or the bracket's middle, decades away (a solve took 25
-    // evaluations climbing back from there).
+    // guess or the bracket's middle, decades away (a climb back from there
+    // costs a solve tens of evaluations).
     *x0 = nu->lower;
   }
   if (!(*x0 > *lo && *x0 < *hi)) *x0 = *lo + 0.5 * (*hi - *lo);
@@ -377,8 +384,8 @@ inline bool MultiplierBelowRange(double alpha, double rem, size_t k) {
 // (dual) or (rem / k)^m / m (primal, where b nu = r^b), m = max(1, alpha-1),
 // with a little rounding slack; 0 when it underflows. The solvers' bracket
 // starts there rather than at 0, so that their bisection steps are geometric
-// from the first: from 0 they halved nu, 200 steps reaching only 1e-60 of the
-// start, and a dual at alpha 20 whose root was 1e-115 stopped short of it.
+// from the first: from 0 they would halve nu, 200 steps reaching only 1e-60
+// of the start, short of roots such as a dual's at alpha 20 (1e-115).
 inline double MultiplierFloor(bool primal, double alpha, double rem, size_t k) {
   const double m = std::max(1.0, alpha - 1.0);
   const double floor = PowF64(rem / static_cast<double>(k), m);
@@ -388,10 +395,11 @@ inline double MultiplierFloor(bool primal, double alpha, double rem, size_t k) {
 // The log-scale solves' root: log r with sum q = 1, by safeguarded Newton on
 // log(sum q) over (lo, hi) from start. token(i, log_r, r, &slope) gives
 // q_i - p_i and dq_i / d log r at r = e^{log_r}; *evaluations counts the
-// passes over the support.
+// passes over the support; exhausted (null: none) counts a solve that ends on
+// its iteration limit.
 template <class Token>
 double SolveLogGain(size_t k, double rem, const Token& token, double lo, double hi, double start,
-                    int* evaluations) {
+                    int* evaluations, size_t* exhausted) {
   auto eval = [&](double log_r, double* f, double* df) {
     ++*evaluations;
     const double r = ExpFullF64(log_r);
@@ -404,7 +412,8 @@ double SolveLogGain(size_t k, double rem, const Token& token, double lo, double 
     *f = Log1pF64(sum);  // log(sum q)
     *df = slope / (1.0 + sum);
   };
-  return SafeguardedNewton(eval, lo, hi, start, nullptr, 1e-16);
+  return SafeguardedNewton(eval, lo, hi, start, nullptr, 1e-16, 200, NeverSettled(), false, false,
+                           exhausted);
 }
 
 // The hint's outputs after a log-scale solve: value is the multiplier (0
@@ -422,6 +431,120 @@ inline void SetLogScaleOutputs(Multiplier* hint, double value, int evaluations) 
 // An anchored start's step (relative to nu) below which its error is
 // measured and predicted as quadratic in the step (SolveMultiplier).
 constexpr double kShortAnchorStep = 1e-3;
+
+// q[k-1] at nu (one coordinate's map through sums_over, SolveMultiplier's).
+template <class SumsOver>
+double LastQAt(const SumsOver& sums_over, const double* p, size_t k, double nu) {
+  double incr = 0.0, unused = 0.0;
+  sums_over(k - 1, k, nu, 0.0, &incr, &unused, false, false);
+  return p[k - 1] + incr;
+}
+
+// A solve's start one Newton step from the hint's anchor (AnchoredStart),
+// moved by the neighbours' quadratic term (within half its step from the
+// anchor: a ratio measured on another equation is only trusted that far).
+struct AnchorPlan {
+  double from_anchor = 0.0;  // the one-step start (0: none)
+  double step = 0.0;         // from_anchor - anchor_nu (0: none)
+  double offset = 0.0;       // the quadratic move of the start (0: none)
+};
+template <class SumsOver>
+AnchorPlan PlanAnchoredStart(const double* p, size_t k, const SumsOver& sums_over,
+                             const Multiplier* hint) {
+  AnchorPlan plan;
+  if (hint == nullptr || hint->powers == nullptr) return plan;
+  plan.from_anchor = AnchoredStart(hint, k, [&](size_t from, size_t to, double nu, double* mass,
+                                                double* slope) {
+    sums_over(from, to, nu, SupportMass(p + from, to - from), mass, slope, false, false);
+  });
+  plan.step = plan.from_anchor > 0.0 ? plan.from_anchor - hint->anchor_nu : 0.0;
+  if (plan.from_anchor > 0.0 && hint->anchor_correction != 0.0) {
+    const double offset = hint->anchor_correction * plan.step * plan.step;
+    if (std::fabs(offset) <= 0.5 * std::fabs(plan.step)) plan.offset = offset;
+  }
+  return plan;
+}
+
+// Settles a probe (hint->settle) before any evaluation, and returns the
+// bound that settled it (the hint's outputs filled), or 0. A neighbour's
+// bound may settle it: the root lies below an upper bound and above a lower
+// one, so the test at the bound decides as an evaluation there would (one
+// coordinate's map). So may the anchored start nu0 (one Newton step from a
+// solved support a few coordinates away): its error is predicted from the
+// ratio error / step^2 measured on earlier anchored starts (anchor_curvature,
+// with the hint's margin) plus the anchor slope's own error (from its last
+// evaluation, one small step from its root), and the start widened by that
+// error on either side decides the test by the tight margin when the probe
+// is not at the crossing itself (near the search's answer, supports one
+// token apart differ in sigma by far more than that error). Such bounds are
+// estimates, as trusted as the solver's predicted stops. anchored_start:
+// nu0 is the anchored start; anchor_step: |its step| (0: not anchored);
+// anchor_offset: its quadratic move; from_anchor: the one-step start.
+template <class SumsOver>
+double SettleBeforeEvaluating(const double* p, size_t k, const SumsOver& sums_over,
+                              Multiplier* hint, double nu0, double lo, double hi,
+                              bool anchored_start, double from_anchor, double anchor_step,
+                              double anchor_offset) {
+  bool estimated = anchored_start && hint->anchor_curvature > 0.0;
+  const double error = hint->anchor_curvature * anchor_step * anchor_step +
+                       std::fabs(anchor_offset) + 1e-6 * anchor_step + 1e-13 * from_anchor;
+  // Only a short step is quadratic (and its ratio transfers).
+  if (!(anchor_step <= kShortAnchorStep * from_anchor && error <= 1e-6 * from_anchor)) {
+    estimated = false;
+  }
+  for (int pass = 0; pass < 4; ++pass) {
+    const bool upper = pass % 2 == 0, tight = pass >= 2;
+    if (tight && !estimated) break;
+    const double bound = tight ? (upper ? nu0 + error : nu0 - error)
+                               : (upper ? hint->upper : hint->lower);
+    if (!(bound > 0.0) || (tight && !(bound > lo && bound < hi))) continue;
+    if (!hint->settle->decided(hint->settle->ctx, bound, LastQAt(sums_over, p, k, bound), upper,
+                               tight)) {
+      continue;
+    }
+    hint->settled = true;
+    hint->settled_upper = upper;
+    hint->settled_by_estimate = tight;
+    hint->estimate_nu = nu0;
+    hint->estimate_q_last = LastQAt(sums_over, p, k, nu0);
+    hint->value = bound;
+    hint->curvature = 0.0;  // none measured
+    hint->slope = 0.0;
+    hint->evaluations = hint->exact_evaluations = 0;
+    return bound;
+  }
+  return 0.0;
+}
+
+// What a multiplier solve's evaluations measured, for the hint's outputs.
+struct SolveTrace {
+  double last_slope = 0.0;  // d(sum q)/d nu at the last evaluation
+  int evaluations = 0;
+  int exact_evaluations = 0;
+  // |Newton step| of the first evaluation (at the start; -1: none yet), and
+  // the signed step.
+  double first_step = -1.0;
+  double first_correction = 0.0;
+};
+
+// The hint's outputs after a Newton solve ending at nu with Newton's
+// constant curvature; anchor_step and anchor_offset as in
+// SettleBeforeEvaluating.
+inline void RecordSolve(Multiplier* hint, double nu, double curvature, const SolveTrace& trace,
+                        double anchor_step, double anchor_offset) {
+  hint->value = nu;
+  hint->curvature = curvature;
+  hint->slope = trace.last_slope;
+  hint->evaluations = trace.evaluations;
+  hint->exact_evaluations = trace.exact_evaluations;
+  // Both ratios of the start before its quadratic move: its error is
+  // the first step plus the move.
+  const bool measured =
+      anchor_step > 0.0 && anchor_step <= kShortAnchorStep * nu && trace.first_step >= 0.0;
+  const double error = trace.first_correction + anchor_offset;
+  hint->measured_anchor_curvature = measured ? std::fabs(error) / (anchor_step * anchor_step) : 0.0;
+  hint->measured_anchor_correction = measured ? error / (anchor_step * anchor_step) : 0.0;
+}
 
 // The multiplier of a general solver: safeguarded Newton on log(sum q) =
 // log1p(F) over the support (the same root as F = sum q - 1, exact in one
@@ -456,47 +579,29 @@ template <class SumsOver, class Guess>
 double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& sums_over,
                        const Guess& guess, double floor, double hi, double rough_error,
                        Multiplier* hint) {
-  double last_slope = 0.0;
-  int evaluations = 0, exact_evaluations = 0;
-  // |Newton step| of the first evaluation (at the start), and the step.
-  double first_step = -1.0, first_correction = 0.0;
+  SolveTrace trace;
   auto eval = [&](double nu, double* f, double* df, bool rough, double* f_error) {
     double sum = 0.0, slope = 0.0;
-    ++evaluations;
+    ++trace.evaluations;
     rough = rough && rough_error > 0.0;
-    exact_evaluations += sums_over(0, k, nu, -rem, &sum, &slope, true, rough);
-    last_slope = slope;
+    trace.exact_evaluations += sums_over(0, k, nu, -rem, &sum, &slope, true, rough);
+    trace.last_slope = slope;
     *f = Log1pF64(sum);
     *df = slope / (1.0 + sum);
     // The increments (>= 0) sum to sum + rem: sum, and log1p's argument,
     // move by at most rough_error of that (twice, for the roundings).
     *f_error = rough ? 2.0 * rough_error * (std::fabs(sum) + rem) / (1.0 + sum) : 0.0;
-    if (first_step < 0.0) {
-      first_step = std::fabs(*f) / *df;
-      first_correction = -*f / *df;
+    if (trace.first_step < 0.0) {
+      trace.first_step = std::fabs(*f) / *df;
+      trace.first_correction = -*f / *df;
     }
   };
+  const AnchorPlan plan = PlanAnchoredStart(p, k, sums_over, hint);
   Multiplier anchored;
   const Multiplier* start = hint;
-  const double from_anchor =
-      hint == nullptr || hint->powers == nullptr
-          ? 0.0
-          : AnchoredStart(hint, k, [&](size_t from, size_t to, double nu, double* mass,
-                                       double* slope) {
-              sums_over(from, to, nu, SupportMass(p + from, to - from), mass, slope, false, false);
-            });
-  // The anchored start moved by the neighbours' quadratic term (within half
-  // its step from the anchor: a ratio measured on another equation is only
-  // trusted that far).
-  const double anchor_step_signed = from_anchor > 0.0 ? from_anchor - hint->anchor_nu : 0.0;
-  double anchor_offset = 0.0;
-  if (from_anchor > 0.0 && hint->anchor_correction != 0.0) {
-    const double offset = hint->anchor_correction * anchor_step_signed * anchor_step_signed;
-    if (std::fabs(offset) <= 0.5 * std::fabs(anchor_step_signed)) anchor_offset = offset;
-  }
-  if (from_anchor > 0.0) {
+  if (plan.from_anchor > 0.0) {
     anchored = *hint;
-    anchored.start = from_anchor + anchor_offset;
+    anchored.start = plan.from_anchor + plan.offset;
     start = &anchored;
   }
   double nu0 = 0.0, lo = 0.0;
@@ -507,13 +612,13 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
       start == nullptr || !(start->upper > 0.0 || start->lower > 0.0 || start->start > 0.0);
   StartFrom(start, guess, &nu0, &lo, &hi);
   // The floor only keeps the bracket off 0, so that bisection is geometric:
-  // the start stays as without it, also below it (moving a probe's low start
-  // up made its settled bound, and so the gallop's extrapolations, worse).
+  // the start stays where StartFrom put it, also below the floor (a probe's
+  // low start is what makes its settled bound useful to the gallop).
   if (floor > lo) lo = std::min(floor, 0.5 * nu0);
   // Whether the start is the anchored one, and its step from the anchor.
   // (The step is the one Newton step's, before the quadratic term.)
-  const bool anchored_start = from_anchor > 0.0 && nu0 == from_anchor + anchor_offset;
-  const double anchor_step = anchored_start ? std::fabs(anchor_step_signed) : 0.0;
+  const bool anchored_start = plan.from_anchor > 0.0 && nu0 == plan.from_anchor + plan.offset;
+  const double anchor_step = anchored_start ? std::fabs(plan.step) : 0.0;
   double curvature = hint != nullptr ? hint->curvature : 0.0;
   const bool known = hint != nullptr && hint->known && nu0 == hint->start;
   // A probe that only asks a sigma question stops at the first evaluation
@@ -521,16 +626,15 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
   // element's map).
   auto settled = [&](double x, double f, double df) {
     if (hint == nullptr || hint->settle == nullptr || !(f == f)) return false;
-    double incr = 0.0, unused = 0.0;
-    sums_over(k - 1, k, x, 0.0, &incr, &unused, false, false);
     const bool upper = f > 0.0;  // sum q > 1 at x: the root is below x
-    if (!hint->settle->decided(hint->settle->ctx, x, p[k - 1] + incr, upper, false)) return false;
+    if (!hint->settle->decided(hint->settle->ctx, x, LastQAt(sums_over, p, k, x), upper, false)) {
+      return false;
+    }
     hint->settled = true;
     hint->settled_upper = upper;
     const double next = x - f / df;
     hint->estimate_nu = next > lo && next < hi ? next : x;
-    sums_over(k - 1, k, hint->estimate_nu, 0.0, &incr, &unused, false, false);
-    hint->estimate_q_last = p[k - 1] + incr;
+    hint->estimate_q_last = LastQAt(sums_over, p, k, hint->estimate_nu);
     return true;
   };
   if (hint != nullptr) {
@@ -538,69 +642,18 @@ double SolveMultiplier(const double* p, size_t k, double rem, const SumsOver& su
     hint->measured_anchor_curvature = 0.0;
     hint->measured_anchor_correction = 0.0;
   }
-  // A neighbour's bound may settle the probe before any evaluation: the
-  // root lies below an upper bound and above a lower one, so the test at the
-  // bound decides as an evaluation there would (one coordinate's map).
-  // So may the anchored start (one Newton step from a solved support a few
-  // coordinates away): its error is predicted from the ratio error / step^2
-  // measured on earlier anchored starts (anchor_curvature, with the hint's
-  // margin) plus the anchor slope's own error (from its last evaluation, one
-  // small step from its root), and the start widened by that error on
-  // either side decides the test by the tight margin when the probe is not
-  // at the crossing itself (near the search's answer, supports one token
-  // apart differ in sigma by far more than that error). Such bounds are
-  // estimates, as trusted as the solver's predicted stops.
   if (hint != nullptr && hint->settle != nullptr && !known) {
-    bool estimated = anchored_start && hint->anchor_curvature > 0.0;
-    const double error = hint->anchor_curvature * anchor_step * anchor_step +
-                         std::fabs(anchor_offset) + 1e-6 * anchor_step + 1e-13 * from_anchor;
-    // Only a short step is quadratic (and its ratio transfers).
-    if (!(anchor_step <= kShortAnchorStep * from_anchor && error <= 1e-6 * from_anchor)) {
-      estimated = false;
-    }
-    for (int pass = 0; pass < 4; ++pass) {
-      const bool upper = pass % 2 == 0, tight = pass >= 2;
-      if (tight && !estimated) break;
-      const double bound = tight ? (upper ? nu0 + error : nu0 - error)
-                                 : (upper ? hint->upper : hint->lower);
-      if (!(bound > 0.0) || (tight && !(bound > lo && bound < hi))) continue;
-      double incr = 0.0, unused = 0.0;
-      sums_over(k - 1, k, bound, 0.0, &incr, &unused, false, false);
-      if (!hint->settle->decided(hint->settle->ctx, bound, p[k - 1] + incr, upper, tight)) {
-        continue;
-      }
-      hint->settled = true;
-      hint->settled_upper = upper;
-      hint->settled_by_estimate = tight;
-      hint->estimate_nu = nu0;
-      sums_over(k - 1, k, nu0, 0.0, &incr, &unused, false, false);
-      hint->estimate_q_last = p[k - 1] + incr;
-      hint->value = bound;
-      hint->curvature = 0.0;  // none measured
-      hint->slope = 0.0;
-      hint->evaluations = hint->exact_evaluations = 0;
-      return bound;
-    }
+    const double bound = SettleBeforeEvaluating(p, k, sums_over, hint, nu0, lo, hi, anchored_start,
+                                                plan.from_anchor, anchor_step, plan.offset);
+    if (bound > 0.0) return bound;
   }
-  double nu =
-      known ? nu0
-            : SafeguardedNewton(eval, lo, hi, nu0, &curvature, 1e-12, 200, settled, cold,
-                                (cold || (hint != nullptr && hint->far_start)) &&
-                                    !anchored_start);
-  if (hint != nullptr) {
-    hint->value = nu;
-    hint->curvature = curvature;
-    hint->slope = last_slope;
-    hint->evaluations = evaluations;
-    hint->exact_evaluations = exact_evaluations;
-    // Both ratios of the start before its quadratic move: its error is
-    // the first step plus the move.
-    const bool measured =
-        anchor_step > 0.0 && anchor_step <= kShortAnchorStep * nu && first_step >= 0.0;
-    const double error = first_correction + anchor_offset;
-    hint->measured_anchor_curvature = measured ? std::fabs(error) / (anchor_step * anchor_step) : 0.0;
-    hint->measured_anchor_correction = measured ? error / (anchor_step * anchor_step) : 0.0;
-  }
+  // Power steps for a cold start; rough first evaluations for a start that
+  // may be far off (cold, or a far_start), unless anchored.
+  const bool rough_start = (cold || (hint != nullptr && hint->far_start)) && !anchored_start;
+  const double nu = known ? nu0
+                          : SafeguardedNewton(eval, lo, hi, nu0, &curvature, 1e-12, 200, settled,
+                                              cold, rough_start, ExhaustedSolves(hint));
+  if (hint != nullptr) RecordSolve(hint, nu, curvature, trace, anchor_step, plan.offset);
   return nu;
 }
 

@@ -76,7 +76,8 @@ double RenormaliseDualLogScale(double alpha, const double* p, size_t k, double r
       [&](size_t i, double log_r_at, double, double* slope) {
         return LogIncrement(alpha, p[i], log_r_at, slope);
       },
-      -745.0, 0.0, start > -745.0 && start < 0.0 ? start : -370.0, &evaluations);
+      -745.0, 0.0, start > -745.0 && start < 0.0 ? start : -370.0, &evaluations,
+      ExhaustedSolves(hint));
   double cost = 0.0;
   for (size_t i = 0; i < k; ++i) {
     double unused;
@@ -118,7 +119,8 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
       return algebraic ? SumSupportMap(vector_map, pp, pw, n, nu, weight)
                        : SumDualPowerMap(pp, pw, n, alpha, nu, nu_root, weight, rough);
     };
-    return SumsOverSupport(sketch, p, p_pow, k, from, to, init, sketched, sum, sum_out, slope_out);
+    return SumsOverSupport(sketch, p, p_pow, k, from, to, init, sketched, sum, sum_out, slope_out,
+                           HUGE_VAL, hint);
   };
   // Without a hint, start from the first-order guess rem / F'(0).
   const double nu = SolveMultiplier(

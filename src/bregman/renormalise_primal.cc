@@ -62,7 +62,7 @@ double RenormalisePrimalLogScale(double alpha, const double* p, size_t k, double
         *slope = at.slope;
         return at.increment;
       },
-      lo - 1e-9 * std::fabs(lo), 0.0, lo, &evaluations);
+      lo - 1e-9 * std::fabs(lo), 0.0, lo, &evaluations, ExhaustedSolves(hint));
   const double r = ExpFullF64(log_r);
   double cost = 0.0;
   for (size_t i = 0; i < k; ++i) {
@@ -81,8 +81,8 @@ double RenormalisePrimalLogScale(double alpha, const double* p, size_t k, double
 // d(q, 0) [1 - alpha r^{alpha-1} + (alpha-1) r^alpha], r = p / q = e^{-L}:
 // the last term is below e^{-700}, and with x = (alpha-1) L the rest is
 // -expm1(-x) - (alpha-1) e^{-x}, exact also for alpha near 1 (d(q, 0) alone
-// was a relative alpha e^{-x} off: 999 for 502 at alpha 1.001, p = e^-700,
-// q = 1; found by a review). It rounds to d(q, 0) once x passes ~38.
+// is a relative alpha e^{-x} off: 999 for 502 at alpha 1.001, p = e^-700,
+// q = 1). It rounds to d(q, 0) once x passes ~38.
 double DivergenceAbove(double alpha, double p, double q, double log_ratio) {
   if (!(p > 0.0)) return DivergenceFromZero(alpha, q);
   if (alpha * log_ratio > 700.0) {
@@ -132,7 +132,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
                       : min_pow_b / (-b);
 
   // q^b - p^b = b nu. For alpha > 1 a multiplier below DBL_MIN counts as
-  // DBL_MIN: the root is above 1e-290 here (roots below the range took the
+  // DBL_MIN: the root is above 1e-290 here (roots below the range take the
   // log-scale path), but bisection toward the bracket's low end reaches
   // subnormals and 0, where s / p^b = 0 / 0 at a p^b that underflowed would
   // make the map NaN.

@@ -101,8 +101,8 @@ void SupportSketch::Reset(bool primal, double alpha) {
   // with 3 2^{bits - 1} >= b, keep the interpolation's convergence ratio
   // within 13 % of b <= 2's (their width relative to a half binade,
   // 2^{1 - bits} <= 3 / b, is within sin(pi / b) / 0.87). Cells half as
-  // wide for every b > 1 (the former rule) measured no more accurate:
-  // test_support_sketch.cc, ~3e-15 of sum q either way (rounding).
+  // wide for every b > 1 measure no more accurate: test_support_sketch.cc,
+  // ~3e-15 of sum q either way (rounding).
   const double b = std::fabs(alpha - 1.0);
   int mantissa_bits = 1;
   while (mantissa_bits < 21 && 3.0 * static_cast<double>(1 << (mantissa_bits - 1)) < b) ++mantissa_bits;

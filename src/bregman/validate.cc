@@ -16,7 +16,7 @@ const char* ValidateBregmanParams(const BregmanParams& params) {
     return "bregman.alpha must be a finite number > 0";
   }
   // Adaptive first: the spec asks the reason (alpha <= 1 never truncates),
-  // below alpha 1 too (a review found it missing there).
+  // below alpha 1 too.
   if (dual && params.fixed_k == 0 && params.alpha <= 1.0) {
     return "bregman.alpha must be > 1 for adaptive dual decoding: with alpha <= 1 every "
            "truncation costs +infinity, so it never truncates (use a fixed k, with alpha >= 1)";

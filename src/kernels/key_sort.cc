@@ -21,10 +21,10 @@ constexpr size_t kRadixMin = 2048;
 
 #if defined(BD_NATIVE_VQSORT)
 // From this many keys up to the 16-bit radix sort's range, natively, Highway's
-// vectorised quicksort: on AVX-512 (the bench's keys, min of 5) 2.0 against
-// 2.7 us for 850 keys (std::sort), 8.3 against 13.4 us for 3400 and 44 against
-// 72 us for 16 000 (the 8-bit radix sort). Not in wasm: libhwy_contrib's
-// sources are not built there. Keys are unique, so the order is the same.
+// vectorised quicksort: on AVX-512 (the bench's keys) it is about 1.3x faster
+// than std::sort at 850 keys and 1.6x faster than the 8-bit radix sort from
+// 3400 to 16 000. Not in wasm: libhwy_contrib's sources are not built there.
+// Keys are unique, so the order is the same.
 constexpr size_t kVQSortMin = 512;
 
 // Sorts with it where a SIMD target runs (on SCALAR it falls back to a heap
@@ -76,63 +76,79 @@ void RadixOnHighHalves(uint64_t* keys, size_t n, uint64_t* scratch, uint32_t* co
 
 #if defined(BD_NATIVE_VQSORT)
 // The whole row's sort (kWideRadixMin keys and up): the 16-bit radix sort or
-// vqsort, whichever sorted the process's first such set of keys faster (each
-// timed twice on copies of it, the better of the two). On the bench's whole
-// row the radix sort was 1.5x faster on an AMD EPYC VM (0.46 against 0.69
-// ms) and vqsort 1.5-1.75x faster on an Intel Xeon VM, where k ~ V/2
-// Bregman decodes took 12-15 % less with it. Keys are unique, so the order
-// is the same either way: only the speed depends on the timing. Returns
-// whether keys were sorted here (else the caller's radix sort runs).
+// vqsort, whichever sorts this machine's keys faster. Which one that is
+// depends on the CPU (the radix sort is the faster on some x86 VMs, vqsort on
+// others), not on a decoder or a row, so it is measured once per process, on
+// its first such set of keys (each sort timed twice on copies of them, the
+// better of the two), and kept in this process-wide cache. Keys are unique,
+// so the order is the same either way: only the speed depends on the timing.
 enum : int { kWideUnknown = 0, kWideRadix = 1, kWideVQSort = 2 };
-std::atomic<int> g_wide_sort{kWideUnknown};
+std::atomic<int> g_measured_wide_sort{kWideUnknown};
 
-bool WideSortedByVQSort(uint64_t* keys, size_t n, uint64_t* scratch, uint32_t* wide_counts) {
-  const int choice = g_wide_sort.load(std::memory_order_relaxed);
-  if (choice == kWideVQSort) return SortedByVQSort(keys, n);
-  if (choice == kWideRadix) return false;
-  // Once per process (an allocation of two copies, never in steady state).
+// Times vqsort against the 16-bit radix sort on copies of keys[0..n) and
+// leaves keys sorted. Returns the faster (kWideRadix where no SIMD target
+// runs vqsort; keys are then left unsorted for the caller's radix sort) and
+// writes whether keys were sorted here.
+int MeasureWideSort(uint64_t* keys, size_t n, uint64_t* scratch, uint32_t* wide_counts,
+                    bool* sorted) {
+  // An allocation of two copies: once per process in the product.
   using Clock = std::chrono::steady_clock;
   std::vector<uint64_t> a(n), b(n);
   double vq = 1e300, radix = 1e300;
+  *sorted = false;
   for (int round = 0; round < 2; ++round) {
     std::memcpy(a.data(), keys, n * sizeof(uint64_t));
     std::memcpy(b.data(), keys, n * sizeof(uint64_t));
     const auto t0 = Clock::now();
-    if (!SortedByVQSort(a.data(), n)) {  // no SIMD target: the radix sort
-      g_wide_sort.store(kWideRadix, std::memory_order_relaxed);
-      return false;
-    }
+    if (!SortedByVQSort(a.data(), n)) return kWideRadix;  // no SIMD target
     const auto t1 = Clock::now();
     RadixOnHighHalves<16>(b.data(), n, scratch, wide_counts);
     const auto t2 = Clock::now();
     vq = std::min(vq, std::chrono::duration<double>(t1 - t0).count());
     radix = std::min(radix, std::chrono::duration<double>(t2 - t1).count());
   }
-  g_wide_sort.store(vq < radix ? kWideVQSort : kWideRadix, std::memory_order_relaxed);
   std::memcpy(keys, a.data(), n * sizeof(uint64_t));  // vqsort's: fully sorted
-  return true;
+  *sorted = true;
+  return vq < radix ? kWideVQSort : kWideRadix;
+}
+
+// The whole row's sort by the given choice. Returns whether keys were sorted
+// here (else the caller's radix sort runs).
+bool WideSortedByVQSort(uint64_t* keys, size_t n, uint64_t* scratch, uint32_t* wide_counts,
+                        WideSort wide_sort) {
+  bool sorted = false;
+  switch (wide_sort) {
+    case WideSort::kRadix:
+      return false;
+    case WideSort::kVQSort:
+      return SortedByVQSort(keys, n);
+    case WideSort::kMeasureAgain:
+      MeasureWideSort(keys, n, scratch, wide_counts, &sorted);
+      return sorted;
+    case WideSort::kMeasured:
+      break;
+  }
+  const int choice = g_measured_wide_sort.load(std::memory_order_relaxed);
+  if (choice == kWideVQSort) return SortedByVQSort(keys, n);
+  if (choice == kWideRadix) return false;
+  g_measured_wide_sort.store(MeasureWideSort(keys, n, scratch, wide_counts, &sorted),
+                             std::memory_order_relaxed);
+  return sorted;
 }
 #endif
 
 }  // namespace
 
-int SetWideSortForTesting(int which) {
-#if defined(BD_NATIVE_VQSORT)
-  return g_wide_sort.exchange(which, std::memory_order_relaxed);
-#else
-  (void)which;
-  return 1;
-#endif
-}
-
 void SortKeysDescending(uint64_t* keys, size_t n, uint64_t* scratch, uint32_t* wide_counts,
-                        bool in_id_order) {
+                        bool in_id_order, WideSort wide_sort) {
 #if defined(BD_NATIVE_VQSORT)
   if (wide_counts && n >= kWideRadixMin) {
-    if (WideSortedByVQSort(keys, n, scratch, wide_counts)) return;
+    if (WideSortedByVQSort(keys, n, scratch, wide_counts, wide_sort)) return;
   } else if (n >= kVQSortMin && SortedByVQSort(keys, n)) {
     return;
   }
+#else
+  (void)wide_sort;
 #endif
   if (n < kRadixMin) {
     std::sort(keys, keys + n, std::greater<uint64_t>());
@@ -142,8 +158,8 @@ void SortKeysDescending(uint64_t* keys, size_t n, uint64_t* scratch, uint32_t* w
   // (a candidate key's logit; its low half is the id): equal high halves are
   // rare and short, and are finished by std::sort below. From kWideRadixMin
   // keys on, two passes of 16-bit digits instead of four of 8 bits (their
-  // 2 x 65536 counts cost more than they save below it): the whole row's
-  // sort, V = 262144, 2.35 -> 1.80 ms in wasm, 1.04 -> 0.86 natively.
+  // 2 x 65536 counts cost more than they save below it; above it the two
+  // passes sort a whole row about a fifth faster, in wasm and natively).
   if (wide_counts && n >= kWideRadixMin) {
     RadixOnHighHalves<16>(keys, n, scratch, wide_counts);
   } else {

@@ -15,23 +15,31 @@ namespace bd {
 constexpr size_t kWideRadixMin = 65536;
 constexpr size_t kWideRadixCounts = 2 * 65536;
 
+// Which sort a whole row's sort (wide_counts given, kWideRadixMin keys or
+// more) takes natively, where libhwy_contrib's vqsort is built in. Every
+// choice gives the same order (the keys are unique); only the speed differs.
+// Where vqsort is not built (wasm) every choice is the 16-bit radix sort.
+enum class WideSort : uint8_t {
+  // The product's: the faster of the two on this machine, measured once per
+  // process by timing both on the first such set of keys (key_sort.cc).
+  kMeasured,
+  kRadix,   // the 16-bit radix sort
+  kVQSort,  // vqsort (the radix sort where no SIMD target runs)
+  // Times both on these keys now, as the first kMeasured call does, without
+  // touching the process's measured choice.
+  kMeasureAgain,
+};
+
 // Sorts keys[0..n) descending. scratch: room for n keys (overwritten).
 // wide_counts: null, or room for kWideRadixCounts (overwritten).
 // in_id_order: the keys come in ascending id order (a gather's or the row's
 // order: equal logits then already lie in their sorted order, lower id
 // first), so the radix sort, stable, leaves nothing for the pass that
-// finishes runs of equal high halves (it was a fifth of a whole row's sort
-// on the bench's rows, natively).
-// Natively (libhwy_contrib's vqsort built in) a sort given wide_counts of
-// kWideRadixMin keys or more is the 16-bit radix sort or vqsort, whichever
-// sorted the process's first such set faster (key_sort.cc); the same order.
+// finishes runs of equal high halves.
+// wide_sort: which sort a sort given wide_counts of kWideRadixMin keys or
+// more takes (WideSort).
 void SortKeysDescending(uint64_t* keys, size_t n, uint64_t* scratch,
-                        uint32_t* wide_counts = nullptr, bool in_id_order = false);
-
-// Tests only: the whole-row sort natively, 0 to let the next one's timing
-// decide again, 1 the radix sort, 2 vqsort; returns the choice in force
-// before (0: not decided yet). No-op returning 1 where vqsort is not built
-// (wasm).
-int SetWideSortForTesting(int which);
+                        uint32_t* wide_counts = nullptr, bool in_id_order = false,
+                        WideSort wide_sort = WideSort::kMeasured);
 
 }  // namespace bd

@@ -12,11 +12,13 @@
 namespace bd {
 namespace {
 
-// BregmanSortedPrefixForTesting, BregmanPrefixRequestsForTesting.
-thread_local size_t g_sorted_prefix = 0;
-constexpr int kRecordedRequests = 16;
-thread_local size_t g_requests[kRecordedRequests];
-thread_local int g_request_count = 0;
+// Notes a size asked of EnsureSorted in the probes (the first
+// kRecordedPrefixRequests of a decode).
+void RecordPrefixRequest(BregmanProbes& probes, size_t requested) {
+  if (probes.prefix_request_count < BregmanProbes::kRecordedPrefixRequests) {
+    probes.prefix_requests[probes.prefix_request_count++] = requested;
+  }
+}
 
 // The search's first sorted prefix (then 8x up to 512, 4x up to 32768, 2x).
 constexpr size_t kFirstPrefix = 64;
@@ -40,17 +42,13 @@ class CandidateProbs final : public SortedProbs {
       // the row once it wants more entries than the row has blocks) and the
       // sort of what it adds, so it grows geometrically from what was last
       // asked for: 64, 512, then 4x (2048, 8192, 32768), then 2x, or to the
-      // need when that is more. An 8x step overshoots by up to 8x the prefix
-      // the search needed, and sorting that costs more than another gather.
-      // EnsureSorted keeps all it gathered, sorted (the threshold's margin),
-      // on top. Measured in wasm (sample(), k from 100 to V/2 in 19 log
-      // steps): geometric mean 0.77x (primal 2, LLM-shaped row) and 0.80x
-      // (dual 1.5, flat row) of the former 8x on what was sorted. Past 32768
-      // the sort of the added entries is most of a decode, so 2x (4x there
-      // sorted the whole row for any k from ~50 000 on): wasm, V = 262144,
-      // k 47 000 / 70 000 / 100 000 10 % / 25 % / 25 % faster, k 135 000 to
-      // 230 000 5-7 % slower (one more gather before the whole row), natively
-      // 23 % / 33 % / 32 % and 7-10 % (notes/bregman_journal.md, "The sorted prefix").
+      // need when that is more. An 8x step past 512 would overshoot by up to
+      // 8x the prefix the search needed, and sorting that costs more than
+      // another gather. EnsureSorted keeps all it gathered, sorted (the
+      // threshold's margin), on top. Past 32768 the sort of the added
+      // entries is most of a decode, so 2x (4x there would sort the whole
+      // row for any k from ~50 000 on). The measurements behind these steps:
+      // notes/bregman_journal.md, "The sorted prefix".
       if (need > c_.SortedCount()) {
         // (The first prefix, kFirstPrefix, is the normaliser's.)
         const size_t next = requested_ < 512     ? 8 * requested_
@@ -62,7 +60,7 @@ class CandidateProbs final : public SortedProbs {
         // a growth to half of it would most likely fall short and be
         // followed by the whole row anyway.
         if (2 * requested_ >= c_.Count() && 4 * need > c_.Count()) requested_ = c_.Count();
-        if (g_request_count < kRecordedRequests) g_requests[g_request_count++] = requested_;
+        RecordPrefixRequest(ws_.bregman.probes, requested_);
         EnsureSorted(c_, requested_, ws_);
       }
       double* p = PrefixBuffer(c_.SortedCount());
@@ -83,15 +81,14 @@ class CandidateProbs final : public SortedProbs {
   // the same float64 exps their conversion divides by Z, everything at or
   // below cut in one SIMD pass relative to it (ExpSumAtMost: each term <= 1,
   // so that part keeps float's relative precision however small it is). A
-  // float sum of the whole row (~1e-7 of Z, as 1 - sum p) was the mass the
-  // renormalisation spread: found by a review (q of a 3e-7 token 15 % off at
-  // k = V, the objective of [0, -8] 2e-5 off, k = 1 for k = 3 at lambda
-  // 5e-18).
+  // float sum of the whole row would leave ~1e-7 of Z as 1 - sum p, mass the
+  // renormalisation spreads (q of a 3e-7 token 15 % off at k = V, the
+  // objective of [0, -8] 2e-5 off, k = 1 for k = 3 at lambda 5e-18).
   double Normaliser() {
     const size_t n = c_.Count();
     const size_t head = std::min(kFirstPrefix, n);
     requested_ = head;  // the first growth, as Prefix() would ask it
-    if (g_request_count < kRecordedRequests) g_requests[g_request_count++] = requested_;
+    RecordPrefixRequest(ws_.bregman.probes, requested_);
     EnsureSorted(c_, head, ws_);
     double* e = PrefixBuffer(head);
     ScaledExpF64(c_.logits, head, max_, c_.temperature, 1.0, e);
@@ -129,8 +126,8 @@ class CandidateProbs final : public SortedProbs {
     if (k >= n) return 0.0;
     // Rows of up to kFirstPrefix candidates: every p is float64 already (the
     // normaliser converted them all), so the tail is their own sum, smallest
-    // first: float64 precision, as q and k (a review found these objectives
-    // 1e-8..3e-7 relative off through the float exps below).
+    // first: float64 precision, as q and k (the float exps below would put
+    // these objectives 1e-8..3e-7 relative off).
     if (n <= kFirstPrefix) {
       const double* p = Prefix(n);
       double sum = 0.0;
@@ -142,8 +139,8 @@ class CandidateProbs final : public SortedProbs {
     // where it matters: the terms near ref), p_ref^alpha in float64. ref is the
     // largest dropped logit, so the largest term is 1 and the sum keeps its
     // relative precision however far the tail lies below the kept tokens (the
-    // last kept logit as ref flushed a tail 87 / alpha nats below it to 0:
-    // found by a review). Where the largest dropped logit equals the last kept
+    // last kept logit as ref would flush a tail 87 / alpha nats below it to
+    // 0). Where the largest dropped logit equals the last kept
     // one (a tie split by ids), ref is that logit and its kept copies are
     // taken off the count. (The ties are counted apart: taking the kept ones
     // off a float sum of 1 + a tiny tail would lose the tail.)
@@ -181,17 +178,12 @@ class CandidateProbs final : public SortedProbs {
 
 }  // namespace
 
-size_t BregmanSortedPrefixForTesting() { return g_sorted_prefix; }
-std::vector<size_t> BregmanPrefixRequestsForTesting() {
-  return std::vector<size_t>(g_requests, g_requests + g_request_count);
-}
-
 double ApplyBregman(Candidates& c, const BregmanParams& params, Workspace& ws,
                     bool want_objective, bool logits_needed) {
-  g_request_count = 0;
+  ws.bregman.probes.prefix_request_count = 0;
   CandidateProbs probs(c, ws);
   const BregmanResult r = DecodeBregman(params, probs, ws.bregman, want_objective);
-  g_sorted_prefix = c.SortedCount();
+  ws.bregman.probes.sorted_prefix = c.SortedCount();
   EnsureSorted(c, r.k, ws);
   TruncateToSorted(c, r.k);
   // q stays where the solver left it (ws.bregman.q, untouched until the next

@@ -97,13 +97,8 @@ void ApplyTemperature(Candidates& c, float t);
 // logits_needed the list's logits become log q (temperature 1) for stages
 // that follow; without (the chain's last stage: the draw and the output read
 // c.probs only) they keep their values, and the pass of logs is skipped.
+// Records its sorted prefix in ws.bregman.probes (BregmanProbes).
 double ApplyBregman(Candidates& c, const BregmanParams& params, Workspace& ws,
                     bool want_objective = true, bool logits_needed = true);
-
-// Tests only, for the last ApplyBregman on this thread: how many entries of
-// the order it had sorted when its search ended (before the truncation to
-// k), and the sizes it asked EnsureSorted for as the search went (up to 16).
-size_t BregmanSortedPrefixForTesting();
-std::vector<size_t> BregmanPrefixRequestsForTesting();
 
 }  // namespace bd

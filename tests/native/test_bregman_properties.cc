@@ -681,7 +681,7 @@ TEST_CASE("bregman property: tau from the multipliers agrees with tau from the c
                         {bd::BregmanDivergence::kPrimal, 4.0},  {bd::BregmanDivergence::kDual, 1.25},
                         {bd::BregmanDivergence::kDual, 2.5},    {bd::BregmanDivergence::kDual, 4.0}};
   const size_t n = 12000;
-  size_t decided_before = bd::BregmanLagrangianDecidedForTesting();
+  size_t decided = 0;  // over every workspace's decodes
   size_t compared = 0;
   double worst = 0.0;
   for (int shape = 0; shape < 3; ++shape) {
@@ -697,18 +697,19 @@ TEST_CASE("bregman property: tau from the multipliers agrees with tau from the c
         CAPTURE(shape);
         CAPTURE(m.alpha);
         CAPTURE(target);
-        bd::SetBregmanLagrangianCheckForTesting(true);
+        ws.tuning.lagrangian_check = true;
+        ws.probes.lagrangian_worst = 0.0;
         bd::SortedProbsArray probs(p.data(), n);
         const bd::BregmanResult checked = bd::DecodeBregman(params, probs, ws);
-        worst = std::max(worst, bd::BregmanLagrangianWorstForTesting());
-        bd::SetBregmanLagrangianCheckForTesting(false);
+        worst = std::max(worst, ws.probes.lagrangian_worst);
+        decided += ws.probes.lagrangian_decided;
         for (const bool objective : {true, false}) {
           bd::BregmanWorkspace a, b;
+          b.tuning.lagrangian_tau = false;
           bd::SortedProbsArray pa(p.data(), n), pb(p.data(), n);
           const bd::BregmanResult with = bd::DecodeBregman(params, pa, a, objective);
-          bd::SetBregmanLagrangianTauForTesting(false);
           const bd::BregmanResult without = bd::DecodeBregman(params, pb, b, objective);
-          bd::SetBregmanLagrangianTauForTesting(true);
+          decided += a.probes.lagrangian_decided + b.probes.lagrangian_decided;
           REQUIRE(with.k == without.k);
           CHECK(with.k == checked.k);
           CHECK(std::memcmp(a.q.data(), b.q.data(), with.k * sizeof(double)) == 0);
@@ -722,7 +723,7 @@ TEST_CASE("bregman property: tau from the multipliers agrees with tau from the c
   CHECK(worst <= 0.25);
   CHECK(compared == 3 * 6 * 5 * 2);
   // The multipliers decided most searches' last step (not only the costs).
-  CHECK(bd::BregmanLagrangianDecidedForTesting() - decided_before >= 60);
+  CHECK(decided >= 60);
 }
 
 }  // TEST_SUITE

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bregman/bregman.h"
+#include "bregman/test_hooks.h"
 #include "decoder.h"
 #include "stages/stages.h"
 #include "reference/bregman_oracle.h"
@@ -1378,14 +1379,14 @@ TEST_CASE("Bregman search: the sorted prefix grows geometrically from 64 and sta
       REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
       CAPTURE(alpha);
       CAPTURE(dec.k());
-      const std::vector<size_t> asked = bd::BregmanPrefixRequestsForTesting();
+      const std::vector<size_t> asked = bd::PrefixRequests(bd::BregmanProbesOf(dec));
       REQUIRE(!asked.empty());
       CHECK(asked[0] >= 64);
       for (size_t i = 1; i < asked.size(); ++i) {
         CAPTURE(i);
         CHECK((asked[i] >= (asked[i - 1] < 32768 ? 4 : 2) * asked[i - 1] || asked[i] == v));
       }
-      const size_t sorted = bd::BregmanSortedPrefixForTesting();
+      const size_t sorted = bd::BregmanProbesOf(dec).sorted_prefix;
       CHECK(sorted > dec.k());  // the search read p_(k+1)
       CHECK(sorted <= std::min(v, 16 * dec.k() + 4096));
       if (target == 70000) CHECK(sorted < 3 * v / 4);  // not the whole row
@@ -1405,8 +1406,10 @@ TEST_CASE("Bregman search: settling probes save Newton work, decide every probe'
                         {bd::BregmanDivergence::kPrimal, 0.5}, {bd::BregmanDivergence::kPrimal, 4.0},
                         {bd::BregmanDivergence::kPrimal, 0.3}};
   bd::Decoder dec;
+  bd::BregmanTuning& tuning = bd::BregmanTuningOf(dec);
+  const bd::BregmanProbes& probes = bd::BregmanProbesOf(dec);
   size_t saved_cases = 0, cases = 0;
-  const size_t estimates_before = bd::BregmanEstimateSettlesForTesting();
+  const size_t estimates_before = probes.estimate_settles;
   for (const Mode& m : modes) {
     CAPTURE(m.alpha);
     bd::DecodeOptions o;
@@ -1416,18 +1419,18 @@ TEST_CASE("Bregman search: settling probes save Newton work, decide every probe'
     for (size_t target : {size_t{300}, v / 3}) {
       o.bregman.lambda = LambdaForK(dec, row, o, target);
       CAPTURE(target);
-      bd::SetBregmanSettlingForTesting(false);
-      const size_t c0 = bd::BregmanNewtonCoordinatesForTesting();
+      tuning.settling = false;
+      const size_t c0 = probes.map_terms;
       REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
-      const size_t plain = bd::BregmanNewtonCoordinatesForTesting() - c0;
+      const size_t plain = probes.map_terms - c0;
       const std::vector<int32_t> ids(dec.ids(), dec.ids() + dec.k());
       const std::vector<float> probs(dec.probs(), dec.probs() + dec.k());
-      bd::SetBregmanSettlingForTesting(true);
-      const size_t c1 = bd::BregmanNewtonCoordinatesForTesting();
-      const size_t p1 = bd::BregmanSettledProbesForTesting();
+      tuning.settling = true;
+      const size_t c1 = probes.map_terms;
+      const size_t p1 = probes.settled_probes;
       REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
-      const size_t settling = bd::BregmanNewtonCoordinatesForTesting() - c1;
-      CHECK(bd::BregmanSettledProbesForTesting() > p1);
+      const size_t settling = probes.map_terms - c1;
+      CHECK(probes.settled_probes > p1);
       REQUIRE(dec.k() == ids.size());
       CHECK(std::memcmp(dec.ids(), ids.data(), ids.size() * sizeof(int32_t)) == 0);
       CHECK(std::memcmp(dec.probs(), probs.data(), probs.size() * sizeof(float)) == 0);
@@ -1436,18 +1439,18 @@ TEST_CASE("Bregman search: settling probes save Newton work, decide every probe'
       MESSAGE("alpha " << m.alpha << " k " << dec.k() << ": " << plain << " -> " << settling
                        << " coordinates");
       // Every settled probe re-solved exactly lands on the side it decided.
-      bd::SetBregmanSettleCheckForTesting(true);
-      const size_t d0 = bd::BregmanSettleDisagreementsForTesting();
+      tuning.settle_check = true;
+      const size_t d0 = probes.settle_disagreements;
       REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
-      CHECK(bd::BregmanSettleDisagreementsForTesting() == d0);
-      bd::SetBregmanSettleCheckForTesting(false);
+      CHECK(probes.settle_disagreements == d0);
+      tuning.settle_check = false;
       CHECK(dec.k() == ids.size());
     }
   }
   CHECK(saved_cases * 2 >= cases);  // most cases save at least 10 %
   // Near the answer probes settle on their anchored estimates (checked
   // above with the rest).
-  CHECK(bd::BregmanEstimateSettlesForTesting() > estimates_before);
+  CHECK(probes.estimate_settles > estimates_before);
 }
 
 TEST_CASE("Bregman search: a lambda below every gain keeps the whole row after one probe below the clamp") {
@@ -1467,6 +1470,7 @@ TEST_CASE("Bregman search: a lambda below every gain keeps the whole row after o
                         {bd::BregmanDivergence::kPrimal, 0.5, 1e-12},
                         {bd::BregmanDivergence::kPrimal, 0.25, 1e-6}};
   bd::Decoder dec;
+  const bd::BregmanProbes& probes = bd::BregmanProbesOf(dec);
   for (const Mode& m : modes) {
     CAPTURE(m.alpha);
     bd::DecodeOptions o;
@@ -1474,9 +1478,9 @@ TEST_CASE("Bregman search: a lambda below every gain keeps the whole row after o
     o.bregman.divergence = m.div;
     o.bregman.alpha = m.alpha;
     o.bregman.lambda = m.lambda;
-    const size_t c0 = bd::BregmanNewtonCoordinatesForTesting();
+    const size_t c0 = probes.map_terms;
     REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
-    const size_t coordinates = bd::BregmanNewtonCoordinatesForTesting() - c0;
+    const size_t coordinates = probes.map_terms - c0;
     CHECK(dec.k() == v);
     MESSAGE("alpha " << m.alpha << ": " << coordinates / static_cast<double>(v)
                      << " Newton coordinates per kept token");

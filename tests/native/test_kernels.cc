@@ -547,15 +547,14 @@ TEST_CASE("SortKeysDescending equals std::sort descending (radix and comparison 
     std::vector<uint64_t> wide = keys;
     bd::SortKeysDescending(keys.data(), n, scratch.data());
     CHECK(keys == want);
-    // The 16-bit digits (n is past kWideRadixMin); natively also vqsort, and
-    // the first call that times both and keeps vqsort's result.
-    for (int which : {1, 2, 0}) {
-      const int before = bd::SetWideSortForTesting(which);
+    // The 16-bit digits (n is past kWideRadixMin); natively also vqsort, a
+    // timing of both (which keeps vqsort's result) and the measured choice.
+    for (bd::WideSort which : {bd::WideSort::kRadix, bd::WideSort::kVQSort,
+                               bd::WideSort::kMeasureAgain, bd::WideSort::kMeasured}) {
       std::vector<uint32_t> counts(bd::kWideRadixCounts);
       std::vector<uint64_t> w = wide;
-      bd::SortKeysDescending(w.data(), n, scratch.data(), counts.data());
+      bd::SortKeysDescending(w.data(), n, scratch.data(), counts.data(), false, which);
       CHECK(w == want);
-      bd::SetWideSortForTesting(before);
     }
   }
   // 16-bit digits on candidate-like keys: every digit shared but the lowest
@@ -570,13 +569,12 @@ TEST_CASE("SortKeysDescending equals std::sort descending (radix and comparison 
     std::shuffle(keys.begin(), keys.end(), rng);
     std::vector<uint64_t> want = keys;
     std::sort(want.begin(), want.end(), std::greater<uint64_t>());
-    for (int which : {1, 2, 0}) {
-      const int before = bd::SetWideSortForTesting(which);
+    for (bd::WideSort which : {bd::WideSort::kRadix, bd::WideSort::kVQSort,
+                               bd::WideSort::kMeasureAgain, bd::WideSort::kMeasured}) {
       std::vector<uint32_t> counts(bd::kWideRadixCounts, 7u);
       std::vector<uint64_t> k = keys;
-      bd::SortKeysDescending(k.data(), n, scratch.data(), counts.data());
+      bd::SortKeysDescending(k.data(), n, scratch.data(), counts.data(), false, which);
       CHECK(k == want);
-      bd::SetWideSortForTesting(before);
     }
   }
   // in_id_order: keys in ascending id order (not shuffled), runs of up to
@@ -593,13 +591,12 @@ TEST_CASE("SortKeysDescending equals std::sort descending (radix and comparison 
     std::vector<uint64_t> wide = keys;
     bd::SortKeysDescending(keys.data(), n, scratch.data(), nullptr, true);
     CHECK(keys == want);
-    for (int which : {1, 2}) {  // the radix sort's stable passes, and vqsort
-      const int before = bd::SetWideSortForTesting(which);
+    // The radix sort's stable passes, and vqsort.
+    for (bd::WideSort which : {bd::WideSort::kRadix, bd::WideSort::kVQSort}) {
       std::vector<uint32_t> counts(bd::kWideRadixCounts);
       std::vector<uint64_t> w = wide;
-      bd::SortKeysDescending(w.data(), n, scratch.data(), counts.data(), true);
+      bd::SortKeysDescending(w.data(), n, scratch.data(), counts.data(), true, which);
       CHECK(w == want);
-      bd::SetWideSortForTesting(before);
     }
   }
 }
