@@ -86,13 +86,7 @@ DrawPick WalkBand(const float* row, const float* e, size_t n, float lo, float hi
   return DrawPick{pick, e[pick]};
 }
 
-// Whether the draw may read a stage's list exps (Candidates::list_exp):
-// cleared only by tests, which compare against a decoder that never does.
-bool g_reuse_list_exps = true;
-
 }  // namespace
-
-void Decoder::ReuseListExpsForTesting(bool on) { g_reuse_list_exps = on; }
 
 StatusCode Decoder::Fail(StatusCode code, const char* fmt, ...) {
   va_list args;
@@ -330,7 +324,7 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     // row block (one pass over the row and the stage's exps), then one block.
     const double u = UniformDraw(o.seed, step);
     const float* e = c.band_exp;
-    if (!g_reuse_list_exps) {
+    if (!ws_.tuning.reuse_list_exps) {
       // The same exps recomputed (the tests' decoder that never reuses them).
       ExpWrite(c.row, vocab, c.list_exp_max, c.list_exp_scale, ws_.row_exp.data());
       e = ws_.row_exp.data();
@@ -372,7 +366,7 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     // (Candidates::list_exp); summed as they are, or recomputed (the same
     // bits) when reuse is switched off for testing.
     const bool measured = c.list_exp != nullptr && !c.probs_valid && c.list_exp_scale == scale;
-    const bool reuse = g_reuse_list_exps && measured;
+    const bool reuse = ws_.tuning.reuse_list_exps && measured;
     // A sorted list (Bregman's q) needs no scan: it is canonical already.
     const bool sorted = c.sorted >= c.size;
     const ListScan scan = measured ? ListScan{true, c.list_exp_max}

@@ -63,9 +63,6 @@ Band BucketBand(float origin, float inv_width, size_t b, float below, float abov
               b > 0 ? BucketThreshold(origin, inv_width, static_cast<uint32_t>(b)) : above};
 }
 
-bool g_top_p_prefilter = true;  // cleared only by tests
-thread_local size_t g_top_p_prefilter_hits = 0;  // for the tests: how often it decided the cut (per thread)
-
 // The row's prefilter (see TopPByThreshold): from this many entries on.
 constexpr size_t kPrefilterMin = 16384;
 constexpr size_t kPrefilterSample = 4096;  // entries of the strided sample
@@ -115,7 +112,7 @@ bool FinishPrefilter(Candidates& c, float max, float inv_width, size_t n, size_t
   c.truncated = true;
   c.probs_valid = false;
   c.list_exp = nullptr;
-  ++g_top_p_prefilter_hits;
+  ++ws.probes.top_p_prefilter_hits;
   return true;
 }
 
@@ -160,14 +157,6 @@ bool TopPPrefilter(Candidates& c, float max, float inv_width, const float* e, do
                               e, list_e);
   return FinishPrefilter(c, max, inv_width, n, k_low, target, ws);
 }
-
-bool g_top_p_ring = true;  // cleared only by tests
-thread_local size_t g_top_p_ring_hits = 0;
-thread_local size_t g_top_p_ring_misses = 0;
-thread_local size_t g_top_p_rings_before_exps = 0;  // ExpPassWithCut's passes
-thread_local size_t g_top_p_rings_before_exps_missed = 0;  // of which missed the boundary
-thread_local size_t g_top_p_prefilters_before_exps = 0;  // ExpPassWithCut's prefilters
-thread_local size_t g_top_p_prefilters_before_exps_missed = 0;
 
 // The ring (see TopPRing), from this many entries on: below it the sample (16 x 256 entries, binned
 // twice) is too large a share of the row. Side by side in wasm (flat rows,
@@ -356,7 +345,7 @@ bool CutInRing(Candidates& c, const TopPRingPlace& r, float max, BandTotals hole
   c.logits = ws.logits.data();
   c.size = 0;
   c.sorted = 0;
-  ++g_top_p_ring_misses;  // until it holds the boundary
+  ++ws.probes.top_p_ring_misses;  // until it holds the boundary
   double above = hole.sum_w;
   if (above >= target) return false;  // the boundary is above the ring
   double* mass = ws.hist_mass.data();
@@ -364,8 +353,8 @@ bool CutInRing(Candidates& c, const TopPRingPlace& r, float max, BandTotals hole
   size_t b = r.first;
   while (b + 1 < r.limit && !(above + mass[b] >= target)) above += mass[b++];
   if (!(above + mass[b] >= target)) return false;  // the boundary is below it
-  --g_top_p_ring_misses;
-  ++g_top_p_ring_hits;
+  --ws.probes.top_p_ring_misses;
+  ++ws.probes.top_p_ring_hits;
   const Band band = BucketBand(max, r.inv, b, -FLT_MAX, std::nextafter(max, INFINITY));
   *cut = TopPRingCut{band.lo, band.hi, above, n, hole.count};
   return true;
@@ -453,7 +442,7 @@ bool ExpPassWithCut(Candidates& c, double p, float max, float scale, float* e, W
   // A nucleus of a few hundred tokens (a peaked row at p 0.5-0.8: its head)
   // is cut by ApplyTopP's sorted walk after a plain exp pass, natively 1.5x
   // faster there than the fused pass and the prefilter's histogram.
-  const bool top = kPrefilterInExpPass && g_top_p_prefilter &&
+  const bool top = kPrefilterInExpPass && ws.tuning.top_p_prefilter &&
                    share * static_cast<double>(len) >= kPrefilterInExpPassMin;
   if (!ring && !top) return false;
   for (size_t first = 0; first < kQuarterStep; ++first) {
@@ -470,8 +459,8 @@ bool ExpPassWithCut(Candidates& c, double p, float max, float scale, float* e, W
     *z = ExpWriteGatherRing(row, len, max, scale, e, t_low, INFINITY, ws.ids.data(),
                             ws.logits.data(), ws.stage_f32.data(), &n, &hole);
     cut->prefiltered = FinishPrefilter(c, max, inv_width, n, k_low, TopPShare(p) * *z, ws);
-    ++g_top_p_prefilters_before_exps;
-    g_top_p_prefilters_before_exps_missed += !cut->prefiltered;
+    ++ws.probes.top_p_prefilters_before_exps;
+    ws.probes.top_p_prefilters_before_exps_missed += !cut->prefiltered;
     return true;
   }
   TopPRingPlace r;
@@ -479,8 +468,8 @@ bool ExpPassWithCut(Candidates& c, double p, float max, float scale, float* e, W
   *z = ExpWriteGatherRing(row, len, max, scale, e, r.t_lo, r.t_hi, ws.ids.data(),
                           ws.logits.data(), ws.stage_f32.data(), &n, &hole);
   cut->ringed = CutInRing(c, r, max, hole, n, TopPShare(p) * *z, ws, &cut->ring);
-  ++g_top_p_rings_before_exps;
-  g_top_p_rings_before_exps_missed += !cut->ringed;
+  ++ws.probes.top_p_rings_before_exps;
+  ws.probes.top_p_rings_before_exps_missed += !cut->ringed;
   return true;
 }
 
@@ -500,7 +489,7 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
   // prefiltered: c is the row's top as a list, e its exps (ws.stage_f32), and
   // mass its histogram (see TopPPrefilter).
   const bool prefiltered = pre_filtered ||
-                           (!pre_ring && on_row && g_top_p_prefilter && min_keep <= 1 &&
+                           (!pre_ring && on_row && ws.tuning.top_p_prefilter && min_keep <= 1 &&
                             c.vocab >= kPrefilterMin &&
                             TopPPrefilter(c, max, inv_width, e, z, target, ws));
   if (prefiltered) {
@@ -511,7 +500,7 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
   const size_t count = on_row ? c.vocab : c.size;
   const float* blocks = on_row ? RowBlocks(c) : nullptr;
   TopPRingCut ring = pre_ring ? *pre_ring : TopPRingCut{};
-  const bool ringed = pre_ring || (on_row && g_top_p_ring && min_keep <= 1 &&
+  const bool ringed = pre_ring || (on_row && ws.tuning.top_p_ring && min_keep <= 1 &&
                                    c.vocab >= kRingMin &&
                                    TopPRing(c, max, inv_width, e, z, target, ws, &ring));
   double above = 0.0;
@@ -670,20 +659,6 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
 
 }  // namespace
 
-void SetTopPPrefilterForTesting(bool on) { g_top_p_prefilter = on; }
-size_t TopPPrefilterHitsForTesting() { return g_top_p_prefilter_hits; }
-void SetTopPRingForTesting(bool on) { g_top_p_ring = on; }
-size_t TopPRingHitsForTesting() { return g_top_p_ring_hits; }
-size_t TopPRingMissesForTesting() { return g_top_p_ring_misses; }
-size_t TopPRingsBeforeExpsForTesting(size_t* missed) {
-  if (missed) *missed = g_top_p_rings_before_exps_missed;
-  return g_top_p_rings_before_exps;
-}
-size_t TopPPrefiltersBeforeExpsForTesting(size_t* missed) {
-  if (missed) *missed = g_top_p_prefilters_before_exps_missed;
-  return g_top_p_prefilters_before_exps;
-}
-
 void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws, bool draw_follows) {
   const size_t n = c.Count();
   if (p >= 1.0 || n <= 1) return;
@@ -700,7 +675,7 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws, bool dra
   // A flat row: the exp pass also places and gathers top-p's ring.
   double z = 0.0;
   FusedCut fused_cut;
-  const bool fused = large && !c.truncated && min_keep <= 1 && g_top_p_ring &&
+  const bool fused = large && !c.truncated && min_keep <= 1 && ws.tuning.top_p_ring &&
                      c.vocab >= kRingMin && ExpPassWithCut(c, p, max, scale, e, ws, &z, &fused_cut);
   if (!fused) z = large ? ExpWrite(v, len, max, scale, e) : CandidateExpSum(c, max);
   if (fused_cut.ringed) {

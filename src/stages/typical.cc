@@ -104,18 +104,6 @@ FloatBand BandWithin(double center, double r) {
   return band;
 }
 
-bool g_row_bands = true;  // SetTypicalRowBandsForTesting
-thread_local size_t g_row_band_hits = 0;  // per thread: decoders on other threads count apart
-bool g_histogram_bands = true;  // SetTypicalHistogramBandsForTesting
-uint32_t g_histogram_band_limit = 0;  // SetTypicalHistogramBandLimitForTesting
-uint32_t g_histogram_ring_first = 0;  // SetTypicalHistogramRingForTesting
-thread_local size_t g_histogram_band_hits = 0;
-thread_local size_t g_histogram_band_misses = 0;
-thread_local size_t g_histogram_reach_misses = 0;
-thread_local size_t g_histogram_rings = 0;
-thread_local size_t g_histogram_ring_misses = 0;
-thread_local size_t g_band_list_cuts = 0;  // KeepRowBand from the band's list
-
 // The distance histogram's first bracket needs only the buckets up to the
 // walk's stop, and on an LLM-shaped row the typical set is a few percent of
 // the vocabulary: a gather of a band that most likely holds the stop (a
@@ -208,28 +196,6 @@ SampledBand SampleBand(const Span& s, const float* e, float center, float inv_wi
   return out;
 }
 
-}  // namespace
-
-void SetTypicalRowBandsForTesting(bool on) { g_row_bands = on; }
-size_t TypicalRowBandsHitsForTesting() { return g_row_band_hits; }
-void SetTypicalHistogramBandsForTesting(bool on) { g_histogram_bands = on; }
-size_t TypicalHistogramBandHitsForTesting() { return g_histogram_band_hits; }
-size_t TypicalHistogramBandMissesForTesting() { return g_histogram_band_misses; }
-void SetTypicalHistogramBandLimitForTesting(uint32_t limit) {
-  g_histogram_band_limit = limit;
-  g_histogram_ring_first = 0;
-}
-void SetTypicalHistogramRingForTesting(uint32_t first, uint32_t limit) {
-  g_histogram_band_limit = limit;
-  g_histogram_ring_first = first;
-}
-size_t TypicalHistogramReachMissesForTesting() { return g_histogram_reach_misses; }
-size_t TypicalHistogramRingsForTesting() { return g_histogram_rings; }
-size_t TypicalHistogramRingMissesForTesting() { return g_histogram_ring_misses; }
-size_t TypicalBandListCutsForTesting() { return g_band_list_cuts; }
-
-namespace {
-
 // The tokens of a distance band gathered from the row (ascending ids, their
 // logits), every token with lo <= logit <= hi: what the first bracket's
 // histogram read (n = 0: none).
@@ -304,7 +270,7 @@ bool KeepRowBand(Candidates& c, const Span& s, const float* e, double center, do
                         g_val + nb, from_blocks);
   }
   if (from_band) {
-    ++g_band_list_cuts;
+    ++ws.probes.typical_band_list_cuts;
     for (size_t t = 0; t < nb; ++t) g_idx[t] = band.ids[g_idx[t]];
   }
   double* dist = ws.stage_f64.data();
@@ -461,19 +427,19 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
           const double slack =
               1e-6 * (std::fabs(center) + static_cast<double>(kMassBuckets) * width);
           // Buckets [0, valid) hold the full histogram's sums.
-          uint32_t valid = attempt > 0 || !g_histogram_bands ? static_cast<uint32_t>(kMassBuckets)
-                           : g_histogram_band_limit > 0       ? g_histogram_band_limit
+          uint32_t valid = attempt > 0 || !ws.tuning.typical_histogram_bands ? static_cast<uint32_t>(kMassBuckets)
+                           : ws.tuning.typical_forced_ring_limit > 0 ? ws.tuning.typical_forced_ring_limit
                                                               : sampled.limit;
           if (attempt > 0) {
-            ++g_histogram_reach_misses;
+            ++ws.probes.typical_histogram_reach_misses;
             band = BandList{};
             a = r_done;
             ta = BandTotals{kept, cum};
           }
           // A ring [first, valid) around the sampled stop (first > 0) or a
           // band [0, valid) from the centre.
-          const uint32_t first = attempt > 0 || !g_histogram_bands || valid == kMassBuckets ? 0
-                                 : g_histogram_band_limit > 0 ? g_histogram_ring_first
+          const uint32_t first = attempt > 0 || !ws.tuning.typical_histogram_bands || valid == kMassBuckets ? 0
+                                 : ws.tuning.typical_forced_ring_limit > 0 ? ws.tuning.typical_forced_ring_first
                                                               : sampled.first;
           BandTotals hole{0, 0.0};  // buckets [0, first), weighed by BandSum's sums
           if (valid < kMassBuckets) {
@@ -494,7 +460,7 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
             if (first > 0) {
               hole = BandSumGatherRing(s.v, e, s.len, band_lo, band_hi, hole_lo, hole_hi,
                                        band_ids, band_logits, list_w, &m);
-              ++g_histogram_rings;
+              ++ws.probes.typical_histogram_rings;
             } else if (list_w) {
               m = GatherInRangeWithSparse(s.v, s.len, band_lo, std::nextafter(band_hi, INFINITY),
                                           band_ids, band_logits, RowBlocks(c), e, list_w);
@@ -515,7 +481,7 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
           size_t k = 0;
           if (first > 0) {
             if (enough(hole)) {  // the stop lies inside the hole: every bucket
-              ++g_histogram_ring_misses;
+              ++ws.probes.typical_histogram_ring_misses;
               DistanceHistogram(s.v, e, s.len, center_f, inv_width, mass, in_bucket);
               valid = kMassBuckets;
             } else {
@@ -525,7 +491,7 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
           }
           for (; k + 1 < kMassBuckets; ++k) {
             if (k == valid) {  // the band fell short of the stop: every bucket
-              ++g_histogram_band_misses;
+              ++ws.probes.typical_histogram_band_misses;
               DistanceHistogram(s.v, e, s.len, center_f, inv_width, mass, in_bucket);
               valid = kMassBuckets;
             }
@@ -542,7 +508,7 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
               break;
             }
           }
-          if (valid < kMassBuckets) ++g_histogram_band_hits;
+          if (valid < kMassBuckets) ++ws.probes.typical_histogram_band_hits;
           if (b < kInf || inv_width == full_inv_width) break;
         }
       } else {
@@ -603,10 +569,10 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
 
     // (Any round: the rounds before kept whole bands, everything within
     // r_done <= r_lo, which is what the band path assumes of A.)
-    if (!c.truncated && r_hi < kInf && g_row_bands &&
+    if (!c.truncated && r_hi < kInf && ws.tuning.typical_row_bands &&
         KeepRowBand(c, s, e, center, r_lo, r_hi, target, keep_min, max, scale, band,
                     ctx.draw_follows, ws)) {
-      ++g_row_band_hits;
+      ++ws.probes.typical_row_band_hits;
       return;
     }
     band = BandList{};  // (a failed cut may have written over it)
