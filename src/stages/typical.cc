@@ -814,8 +814,9 @@ TypicalSetup SetUp(Candidates& c, const TypicalParams& p, Workspace& ws) {
   // |l_i - center| / T with center the logit of typical surprise.
   const double center = static_cast<double>(max) + temp * (m.sum_ex / z);
   const double target = static_cast<double>(p.p) * (1.0 + kExceedFuzz) * z;
-  return TypicalSetup{s,      e,      n,    z,       max, scale, temp, center, target,
-                      std::max<size_t>(p.min_keep, 1), p.p, BandProbe{s, e, center, n, z}};
+  const size_t keep_min = std::max<size_t>(p.min_keep, 1);
+  return TypicalSetup{s,      e,        n,   z,   max, scale, temp, center,
+                      target, keep_min, p.p, BandProbe{s, e, center, n, z}};
 }
 
 }  // namespace
