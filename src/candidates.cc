@@ -162,10 +162,9 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
     if (have > 0) n = CompactBelowCut(g_ids, g_logits, n, ws.logits[have - 1], ws.ids[have - 1]);
     // The gather holds every entry at or above t, so all n of them sorted
     // are the next n of the order: keep them. Selecting want - have first
-    // (nth_element) cost more than sorting the ~1.3-2x the threshold's
-    // margin gathers (the selection was a quarter of a k ~ 4096 decode), and
-    // a longer prefix spares the next growth. Only a gather far above want
-    // is cut down first.
+    // (nth_element) costs more than sorting the ~1.3-2x the threshold's
+    // margin gathers, and a longer prefix spares the next growth. Only a
+    // gather far above want is cut down first.
     constexpr size_t kSortAllFactor = 3;
     const size_t take = n <= kSortAllFactor * (want - have) ? n : want - have;
     PartialSortByKey(g_ids, g_logits, n, take, ws, /*in_id_order=*/true);  // (gathers ascend)

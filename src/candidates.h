@@ -192,8 +192,7 @@ float CandidateMax(const Candidates& c);
 // to logits already divided by T; here the logits stay untempered and T is a
 // factor, so the amount is scaled by it: (l + a T) / T = l / T + a. At T = 1
 // (the history stages in the default order run before the temperature) it is
-// the amount itself, bit for bit. (Found by a review: a penalty after the
-// temperature weighed a / T.)
+// the amount itself, bit for bit.
 inline float TemperedAmount(const Candidates& c, float amount) {
   return c.temperature == 1.0 ? amount : static_cast<float>(amount * c.temperature);
 }

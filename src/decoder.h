@@ -54,10 +54,8 @@ class Decoder {
 
   // Whether the last Sample summed a stage's exps of the kept list instead
   // of recomputing them (a diagnostic: the tests check that both draw the
-  // same token), and a switch for the tests to turn that reuse off (all
-  // decoders of the process).
+  // same token; StageTuning::reuse_list_exps turns the reuse off).
   bool draw_reused_exps() const { return draw_reused_exps_; }
-  static void ReuseListExpsForTesting(bool on);
   // Whether the last Sample drew from a band of the row, never gathered
   // (Candidates::row_band; a diagnostic for the tests).
   bool drew_row_band() const { return drew_row_band_; }
@@ -66,8 +64,6 @@ class Decoder {
   size_t WorkspaceBytes() const;
 
  private:
-  friend struct DecoderTestAccess;  // test-only access to ws_ (bregman/test_hooks.h)
-
   StatusCode Fail(StatusCode code, const char* fmt, ...);
   StatusCode Validate(const DecodeOptions& o);
   // The checks that need the row's size: its bounds (size_limits.h) and every token
@@ -83,6 +79,9 @@ class Decoder {
   // Writes the survivors to ids()/probs() (k() = their count), sorted most
   // probable first unless !sorted (then in the list's own order).
   void WriteDistribution(Candidates& c, bool sorted);
+
+  // The tests' access to ws_'s tuning and probes (src/test_hooks.h).
+  friend struct TestHooks;
 
   Workspace ws_;
   char error_[256] = {0};

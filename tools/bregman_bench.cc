@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "bregman/bregman.h"
-#include "bregman/test_hooks.h"
+#include "test_hooks.h"
 #include "decoder.h"
 #include "kernels/row_scan.h"
 #include "kernels/softmax.h"

@@ -88,9 +88,8 @@ size_t CountAtLeastImpl(const float* HWY_RESTRICT row, size_t n, float t,
 // kSparse: few entries are expected (a band between two close thresholds);
 // wasm then tests groups of 32 entries at a time (below). The other gathers
 // (a nucleus, a min-p set, a sorted prefix's candidates) can be dense: there
-// the plain loop measured faster in V8 (Node A/B, V = 262144: the grouped
-// loop, even switching back to the plain one after a dense group, cost a
-// large nucleus's gather 5-10 %).
+// the plain loop is the faster one in V8 (the grouped loop, even switching
+// back to the plain one after a dense group, slows a large nucleus's gather).
 template <bool kBelowHi, bool kWithW, bool kSparse>
 HWY_INLINE size_t GatherRange(const float* HWY_RESTRICT row, size_t n, float lo, float hi,
                               int32_t* HWY_RESTRICT ids_out, float* HWY_RESTRICT vals_out,

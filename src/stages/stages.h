@@ -41,49 +41,6 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws,
 // under min-p, epsilon, eta and mirostat.
 void KeepLogitAtLeast(Candidates& c, float t, size_t min_keep, Workspace& ws);
 
-// Tests only: switch off top-p's row prefilter (the result must not change;
-// tests/native/test_decoder.cc compares), and how often it decided a cut.
-void SetTopPPrefilterForTesting(bool on);
-size_t TopPPrefilterHitsForTesting();
-// Tests only: switch off top-p's ring (a large nucleus the prefilter
-// refused: the first bracket from a ring of buckets around a sampled
-// boundary instead of the row's histogram), and how often its ring held the
-// boundary (hits) or not (misses: the row's histogram then).
-void SetTopPRingForTesting(bool on);
-size_t TopPRingHitsForTesting();
-size_t TopPRingMissesForTesting();
-// How often a ring was placed before the exp pass and gathered by it
-// (ExpWriteGatherRing: a flat row's), and (missed) how often such a ring
-// missed the boundary.
-size_t TopPRingsBeforeExpsForTesting(size_t* missed = nullptr);
-// The same for the prefilter's top gathered by the exp pass (peaked rows).
-size_t TopPPrefiltersBeforeExpsForTesting(size_t* missed = nullptr);
-// Typical's row cut by bands (SIMD passes) or by the general walk (gather
-// and classify every candidate); the hits count the band path's successes.
-void SetTypicalRowBandsForTesting(bool on);
-size_t TypicalRowBandsHitsForTesting();
-// Typical's first bracket from a histogram of a sampled distance band
-// (default on; off: of every candidate), and how often the band held the
-// walk's stop (hits) or fell short (misses: completed by the full histogram).
-void SetTypicalHistogramBandsForTesting(bool on);
-size_t TypicalHistogramBandHitsForTesting();
-size_t TypicalHistogramBandMissesForTesting();
-// A fixed band limit bucket instead of the sampled one (0: sampled), to
-// exercise the bands that fall short.
-void SetTypicalHistogramBandLimitForTesting(uint32_t limit);
-// Row cuts that took their annulus and survivors from that band's tokens.
-size_t TypicalBandListCutsForTesting();
-// Histograms whose sampled reach fell short of the stop (then redone with
-// the full reach).
-size_t TypicalHistogramReachMissesForTesting();
-// Histograms over a ring around the sampled stop (flat rows), and those
-// whose stop lay inside the ring's hole (then redone over every bucket).
-size_t TypicalHistogramRingsForTesting();
-size_t TypicalHistogramRingMissesForTesting();
-// A fixed ring [first, limit) instead of the sampled band or ring (limit 0:
-// sampled), to exercise the rings whose stop lies in the hole or beyond.
-void SetTypicalHistogramRingForTesting(uint32_t first, uint32_t limit);
-
 // Keeps p_i >= min_p * p_max, i.e. logit_i >= max + T log(min_p) (llama.cpp),
 // and at least min_keep.
 void ApplyMinP(Candidates& c, float min_p, size_t min_keep, Workspace& ws);

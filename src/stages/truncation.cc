@@ -63,9 +63,6 @@ Band BucketBand(float origin, float inv_width, size_t b, float below, float abov
               b > 0 ? BucketThreshold(origin, inv_width, static_cast<uint32_t>(b)) : above};
 }
 
-bool g_top_p_prefilter = true;  // cleared only by tests
-thread_local size_t g_top_p_prefilter_hits = 0;  // for the tests: how often it decided the cut (per thread)
-
 // The row's prefilter (see TopPByThreshold): from this many entries on.
 constexpr size_t kPrefilterMin = 16384;
 constexpr size_t kPrefilterSample = 4096;  // entries of the strided sample
@@ -115,7 +112,7 @@ bool FinishPrefilter(Candidates& c, float max, float inv_width, size_t n, size_t
   c.truncated = true;
   c.probs_valid = false;
   c.list_exp = nullptr;
-  ++g_top_p_prefilter_hits;
+  ++ws.probes.top_p_prefilter_hits;
   return true;
 }
 
@@ -161,18 +158,9 @@ bool TopPPrefilter(Candidates& c, float max, float inv_width, const float* e, do
   return FinishPrefilter(c, max, inv_width, n, k_low, target, ws);
 }
 
-bool g_top_p_ring = true;  // cleared only by tests
-thread_local size_t g_top_p_ring_hits = 0;
-thread_local size_t g_top_p_ring_misses = 0;
-thread_local size_t g_top_p_rings_before_exps = 0;  // ExpPassWithCut's passes
-thread_local size_t g_top_p_rings_before_exps_missed = 0;  // of which missed the boundary
-thread_local size_t g_top_p_prefilters_before_exps = 0;  // ExpPassWithCut's prefilters
-thread_local size_t g_top_p_prefilters_before_exps_missed = 0;
-
-// The ring (see TopPRing), from this many entries on: below it the sample (16 x 256 entries, binned
-// twice) is too large a share of the row. Side by side in wasm (flat rows,
-// top-p 0.9): V = 32 000 5-9 % slower with the ring, 65 536 and 128 256 the
-// same, 262 144 3 % faster; natively 15 % faster from 128 256 on.
+// The ring (see TopPRing), from this many entries on: below it the sample
+// (16 x 256 entries, binned twice) is too large a share of the row for the
+// ring to cost less than the row's histogram.
 constexpr size_t kRingMin = 65536;
 
 // A large nucleus that the prefilter refused (a flat row: most of the row
@@ -223,12 +211,11 @@ struct TopPRingPlace {
 // (blocks / kHeadShare)-th largest block maximum (t), and their weight z,
 // summed exactly. The sample estimates a flat row's z well, but a peaked
 // row's z is mostly a few heavy tokens that runs of the row catch only by
-// chance: on the bench's LLM-shaped row (V = 262 144) the sample's z was
-// 1.6 for 5.0, so top-p 0.95's and 0.99's rings went before the exp pass,
-// placed for a third of the tail, and missed. Only the blocks whose maximum
+// chance: the sample alone underestimates it several times over, and a ring
+// placed from it lies above the boundary. Only the blocks whose maximum
 // reaches t are read (a sixteenth of the row). No head (t = +inf) where the
-// block maxima weigh under kHeadWeight of the sample's z (a flat row's: 4 %
-// on the bench's), which costs one exp per block.
+// block maxima weigh under kHeadWeight of the sample's z (a flat row's
+// weigh a few percent), which costs one exp per block.
 struct RowHead {
   float t;   // +inf: no head
   double z;  // sum of exp((v - max) scale) over v >= t
@@ -282,11 +269,8 @@ auto BelowMaxAt(float max, float inv) {
 // (every fourth run; e need hold only those); 0 where the sample places no
 // boundary. From a tenth on (kRingBeforeExpsShare) the ring is placed before
 // the exp pass; a smaller nucleus (a peaked row's at p 0.9) takes the
-// prefilter, and pays only this. Measured natively on the bench's
-// LLM-shaped row (V = 262 144, ratios to the floor): the ring from a
-// nucleus of a tenth on took top-p 0.93 from 3.1 to 2.2 and 0.97 from 3.9
-// to 2.3 (the threshold was half the row), while at p 0.9 (7 % of the row)
-// the ring made it 2.5 against the prefilter's 2.4.
+// prefilter, and pays only this: from a tenth of the row on the ring costs
+// less than the prefilter's top, below it about the same or more.
 constexpr double kRingBeforeExpsShare = 0.1;
 double NucleusShare(const float* row, const float* e, size_t len, float max, float inv_width,
                     double outside) {
@@ -306,8 +290,8 @@ double NucleusShare(const float* row, const float* e, size_t len, float max, flo
 // entries are read), around the bin where the mass the nucleus leaves out,
 // `outside` (z - target; before the exp pass, its share of EstimatedZ), is
 // reached from the bottom: the tail the nucleus leaves out is what a sample
-// estimates well (sampled_ring.h); from the top, a flat row's head mass came
-// out ~3 % off, and the boundary outside any ring of a tenth of it.
+// estimates well (sampled_ring.h); from the top, a flat row's head mass is a
+// few percent off, enough to put the boundary outside a ring of a tenth of it.
 bool PlaceTopPRing(const float* row, const float* e, size_t len, float max, float inv_width,
                    double outside, TopPRingPlace* place) {
   using sampled::kBins;
@@ -356,7 +340,7 @@ bool CutInRing(Candidates& c, const TopPRingPlace& r, float max, BandTotals hole
   c.logits = ws.logits.data();
   c.size = 0;
   c.sorted = 0;
-  ++g_top_p_ring_misses;  // until it holds the boundary
+  ++ws.probes.top_p_ring_misses;  // until it holds the boundary
   double above = hole.sum_w;
   if (above >= target) return false;  // the boundary is above the ring
   double* mass = ws.hist_mass.data();
@@ -364,8 +348,8 @@ bool CutInRing(Candidates& c, const TopPRingPlace& r, float max, BandTotals hole
   size_t b = r.first;
   while (b + 1 < r.limit && !(above + mass[b] >= target)) above += mass[b++];
   if (!(above + mass[b] >= target)) return false;  // the boundary is below it
-  --g_top_p_ring_misses;
-  ++g_top_p_ring_hits;
+  --ws.probes.top_p_ring_misses;
+  ++ws.probes.top_p_ring_hits;
   const Band band = BucketBand(max, r.inv, b, -FLT_MAX, std::nextafter(max, INFINITY));
   *cut = TopPRingCut{band.lo, band.hi, above, n, hole.count};
   return true;
@@ -392,9 +376,8 @@ struct FusedCut {
 
 // Whether the exp pass gathers the prefilter's top (ExpPassWithCut). Not in
 // wasm, where its compress of every vector (three 16-row byte shuffles)
-// costs what the separate sparse gather does: side by side in Node, top-p
-// 0.9 on the bench's LLM-shaped row 0.926 ms without, 0.944 with. Natively
-// (AVX-512's compress) it took that row from 2.5x its floor to 1.9x.
+// costs what the separate sparse gather does. Natively (AVX-512's compress)
+// it costs far less than the separate gather.
 #if defined(__wasm__)
 constexpr bool kPrefilterInExpPass = false;
 #else
@@ -451,9 +434,9 @@ bool ExpPassWithCut(Candidates& c, double p, float max, float scale, float* e, W
   const double share = NucleusShare(row, e, len, max, inv_width, out_share * quarter_z);
   const bool ring = share >= kRingBeforeExpsShare;
   // A nucleus of a few hundred tokens (a peaked row at p 0.5-0.8: its head)
-  // is cut by ApplyTopP's sorted walk after a plain exp pass, natively 1.5x
-  // faster there than the fused pass and the prefilter's histogram.
-  const bool top = kPrefilterInExpPass && g_top_p_prefilter &&
+  // is cut by ApplyTopP's sorted walk after a plain exp pass, which costs
+  // less there than the fused pass and the prefilter's histogram.
+  const bool top = kPrefilterInExpPass && ws.tuning.top_p_prefilter &&
                    share * static_cast<double>(len) >= kPrefilterInExpPassMin;
   if (!ring && !top) return false;
   for (size_t first = 0; first < kQuarterStep; ++first) {
@@ -470,8 +453,8 @@ bool ExpPassWithCut(Candidates& c, double p, float max, float scale, float* e, W
     *z = ExpWriteGatherRing(row, len, max, scale, e, t_low, INFINITY, ws.ids.data(),
                             ws.logits.data(), ws.stage_f32.data(), &n, &hole);
     cut->prefiltered = FinishPrefilter(c, max, inv_width, n, k_low, TopPShare(p) * *z, ws);
-    ++g_top_p_prefilters_before_exps;
-    g_top_p_prefilters_before_exps_missed += !cut->prefiltered;
+    ++ws.probes.top_p_prefilters_before_exps;
+    ws.probes.top_p_prefilters_before_exps_missed += !cut->prefiltered;
     return true;
   }
   TopPRingPlace r;
@@ -479,210 +462,274 @@ bool ExpPassWithCut(Candidates& c, double p, float max, float scale, float* e, W
   *z = ExpWriteGatherRing(row, len, max, scale, e, r.t_lo, r.t_hi, ws.ids.data(),
                           ws.logits.data(), ws.stage_f32.data(), &n, &hole);
   cut->ringed = CutInRing(c, r, max, hole, n, TopPShare(p) * *z, ws, &cut->ring);
-  ++g_top_p_rings_before_exps;
-  g_top_p_rings_before_exps_missed += !cut->ringed;
+  ++ws.probes.top_p_rings_before_exps;
+  ws.probes.top_p_rings_before_exps_missed += !cut->ringed;
   return true;
 }
 
-// e: exp((v - max) * scale) of every candidate (ApplyTopP's pass), z their sum.
-// pre_ring (optional): a ring that holds the boundary, from ExpPassWithCut.
-// pre_filtered: c is already the prefilter's list (ExpPassWithCut: e its
-// exps, ws.hist_mass its histogram).
-void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float scale,
-                     const float* e, double z, Workspace& ws, bool draw_follows,
-                     const TopPRingCut* pre_ring = nullptr, bool pre_filtered = false) {
-  bool on_row = !c.truncated;
-  const double target = TopPShare(p) * z;
-  // Invariant: mass(v >= lo) >= target > mass(v >= hi) = above. Below
-  // max - 104 T every e is exactly 0, so the boundary is never there.
-  const float inv_width = TopPInvWidth(c);
-  double* mass = ws.hist_mass.data();
-  // prefiltered: c is the row's top as a list, e its exps (ws.stage_f32), and
-  // mass its histogram (see TopPPrefilter).
-  const bool prefiltered = pre_filtered ||
-                           (!pre_ring && on_row && g_top_p_prefilter && min_keep <= 1 &&
-                            c.vocab >= kPrefilterMin &&
-                            TopPPrefilter(c, max, inv_width, e, z, target, ws));
-  if (prefiltered) {
-    on_row = false;
-    e = ws.stage_f32.data();
-  }
-  const float* v = on_row ? c.row : c.logits;
-  const size_t count = on_row ? c.vocab : c.size;
-  const float* blocks = on_row ? RowBlocks(c) : nullptr;
-  TopPRingCut ring = pre_ring ? *pre_ring : TopPRingCut{};
-  const bool ringed = pre_ring || (on_row && g_top_p_ring && min_keep <= 1 &&
-                                   c.vocab >= kRingMin &&
-                                   TopPRing(c, max, inv_width, e, z, target, ws, &ring));
-  double above = 0.0;
+// What top-p's threshold cut reads: the candidates' values (the row, or a
+// list: the candidates' own or the prefilter's top of the row) and their
+// exps, with the cut's constants.
+struct TopPInput {
+  const float* v;       // the values: the row, or the list's logits
+  size_t count;         // how many
+  const float* blocks;  // the row's block maxima (null for a list)
+  const float* e;       // exp((v - max) * scale), aligned with v
+  bool on_row;
+  bool prefiltered;     // v is the prefilter's list (e its exps in ws.stage_f32)
+  float max;
+  float scale;
+  double target;        // the nucleus is the first mass >= target
+  size_t min_keep;
+  // An entry's id from its position in v.
+  int32_t IdOf(const Candidates& c, int32_t pos) const { return on_row ? pos : c.ids[pos]; }
+};
+
+// The logit band [lo, hi) that holds the boundary. Invariant: mass(v >= lo)
+// >= target > mass(v >= hi) = above. Its entries (positions in v, values)
+// are in ws.tmp_ids / ws.tmp_logits once gathered.
+struct BoundaryBand {
   float lo, hi;
+  double above;
+  size_t above_count;   // entries >= hi counted by the histograms (where a draw follows on the row)
+  size_t n;             // the band's entries
+  size_t count_hi;      // entries >= hi (exact where min_keep > 1)
+  size_t exps_written;  // the band's exps written over the head of the narrowing's scratch
+};
+
+// The first band: the ring's boundary bucket, or the boundary bucket of a
+// histogram of every candidate (kMassBuckets over [max - 104 T, max]; below
+// that every e is exactly 0, so the boundary is never there). The
+// prefilter's histogram is already in ws.hist_mass.
+BoundaryBand FirstBoundaryBand(const TopPInput& in, float inv_width, const TopPRingCut* ring,
+                               bool draw_follows, Workspace& ws) {
+  if (ring) return BoundaryBand{ring->lo, ring->hi, ring->above, 0, 0, 0, 0};
+  double* mass = ws.hist_mass.data();
+  BoundaryBand band{0.0f, 0.0f, 0.0, 0, 0, 0, 0};
   // On the row's histogram, where a draw follows: the entries >= hi, counted
   // by the histogram itself (whether the nucleus stays a band of the row).
-  size_t above_count = 0;
-  if (ringed) {
-    lo = ring.lo;
-    hi = ring.hi;
-    above = ring.above;
-  } else {
-    uint32_t* in_bucket = draw_follows && on_row ? ws.hist_count.data() : nullptr;
-    if (!prefiltered) MassHistogram(v, e, count, max, inv_width, mass, in_bucket);
-    const size_t b = BoundaryBucket(mass, target, above);
-    if (in_bucket) {
-      for (size_t j = 0; j < b; ++j) above_count += in_bucket[j];
-    }
-    const Band first = BucketBand(max, inv_width, b, -FLT_MAX, std::nextafter(max, INFINITY));
-    lo = first.lo;
-    hi = first.hi;
+  uint32_t* in_bucket = draw_follows && in.on_row ? ws.hist_count.data() : nullptr;
+  if (!in.prefiltered) MassHistogram(in.v, in.e, in.count, in.max, inv_width, mass, in_bucket);
+  const size_t b = BoundaryBucket(mass, in.target, band.above);
+  if (in_bucket) {
+    for (size_t j = 0; j < b; ++j) band.above_count += in_bucket[j];
   }
-  // Counts matter only for min_keep (a pass, so only then).
-  const size_t count_lo = min_keep > 1 ? CountAtLeast(v, count, lo, blocks) : count;
-  if (count_lo < min_keep) {
-    ApplyTopK(c, min_keep, ws);  // the nucleus is smaller still: top min_keep
-    return;
-  }
-  // The band [lo, hi): positions in v (ids on the row) and values.
-  int32_t* band = ws.tmp_ids.data();
-  float* band_v = ws.tmp_logits.data();
-  size_t n_band;
-  if (ringed) {
-    // From the ring's tokens (ascending ids: the row's gather, in order).
-    n_band = GatherInRange(ws.logits.data(), ring.n, lo, hi, band, band_v);
-    for (size_t j = 0; j < n_band; ++j) band[j] = ws.ids[band[j]];
-  } else {
-    n_band = GatherInRange(v, count, lo, hi, band, band_v, blocks);
-  }
-  size_t count_hi = count_lo - n_band;  // entries >= hi
-  // A dense band: the same histogram over the band's tokens alone, with its
-  // buckets spanning [lo, hi) (coordinate (hi - v) * width), until the band
-  // is small or a single float wide. Their exps are the pass's values.
-  float* band_e = on_row ? ws.stage_f32.data() : ws.row_exp.data();  // free here
-  size_t band_written = 0;  // band_e entries written (prefiltered: over the row's exps)
-  while (n_band > kTopPBand) {
-    const float sub_inv = static_cast<float>(kMassBuckets / (static_cast<double>(hi) - lo));
+  const Band first = BucketBand(in.max, inv_width, b, -FLT_MAX, std::nextafter(in.max, INFINITY));
+  band.lo = first.lo;
+  band.hi = first.hi;
+  return band;
+}
+
+// The band's entries into ws.tmp_ids (positions in v; ids on the row) and
+// ws.tmp_logits: from the ring's tokens (ascending ids: the row's gather, in
+// order), or from v.
+size_t GatherBoundaryBand(const TopPInput& in, const BoundaryBand& band, const TopPRingCut* ring,
+                          Workspace& ws) {
+  int32_t* pos = ws.tmp_ids.data();
+  float* val = ws.tmp_logits.data();
+  if (!ring) return GatherInRange(in.v, in.count, band.lo, band.hi, pos, val, in.blocks);
+  const size_t n = GatherInRange(ws.logits.data(), ring->n, band.lo, band.hi, pos, val);
+  for (size_t j = 0; j < n; ++j) pos[j] = ws.ids[pos[j]];
+  return n;
+}
+
+// A dense band narrowed by the same histogram over the band's entries alone
+// (their exps written to band_e), its buckets spanning [lo, hi) (coordinate
+// (hi - v) * width), until the band is small or a single float wide.
+void NarrowDenseBand(const TopPInput& in, float* band_e, BoundaryBand& band, Workspace& ws) {
+  int32_t* pos = ws.tmp_ids.data();
+  float* val = ws.tmp_logits.data();
+  double* mass = ws.hist_mass.data();
+  while (band.n > kTopPBand) {
+    const float sub_inv =
+        static_cast<float>(kMassBuckets / (static_cast<double>(band.hi) - band.lo));
     if (!(sub_inv > 0.0f) || !std::isfinite(sub_inv)) break;
-    for (size_t j = 0; j < n_band; ++j) band_e[j] = e[band[j]];
-    band_written = std::max(band_written, n_band);
-    MassHistogram(band_v, band_e, n_band, hi, sub_inv, mass, nullptr);
-    const Band sub = BucketBand(hi, sub_inv, BoundaryBucket(mass, target, above), lo, hi);
-    const float lo2 = std::max(lo, sub.lo);
+    for (size_t j = 0; j < band.n; ++j) band_e[j] = in.e[pos[j]];
+    band.exps_written = std::max(band.exps_written, band.n);
+    MassHistogram(val, band_e, band.n, band.hi, sub_inv, mass, nullptr);
+    const Band sub = BucketBand(band.hi, sub_inv, BoundaryBucket(mass, in.target, band.above),
+                                band.lo, band.hi);
+    const float lo2 = std::max(band.lo, sub.lo);
     const float hi2 = sub.hi;
-    size_t kept_band = 0;
-    for (size_t j = 0; j < n_band; ++j) {
-      const float x = band_v[j];
+    size_t kept = 0;
+    for (size_t j = 0; j < band.n; ++j) {
+      const float x = val[j];
       if (x >= hi2) {
-        ++count_hi;
-        ++above_count;
+        ++band.count_hi;
+        ++band.above_count;
       } else if (x >= lo2) {
-        band[kept_band] = band[j];
-        band_v[kept_band] = x;
-        ++kept_band;
+        pos[kept] = pos[j];
+        val[kept] = x;
+        ++kept;
       }
     }
-    if (kept_band == n_band) break;  // no progress (a plateau of ties)
-    n_band = kept_band;
-    lo = lo2;
-    hi = hi2;
+    if (kept == band.n) break;  // no progress (a plateau of ties)
+    band.n = kept;
+    band.lo = lo2;
+    band.hi = hi2;
   }
-  // The band, sorted (logit descending, lower id first); walk it on from
-  // the mass above it. The cut: the last kept band entry (cut_logit,
-  // cut_id); the whole band when the walk runs out of it (rounding).
-  auto id_of = [&c, on_row](int32_t pos) { return on_row ? pos : c.ids[pos]; };
+}
+
+// The nucleus's last entry: kept are the entries with logit > logit, or ==
+// logit with id <= id. last: the sorted band entries [0, last) kept.
+struct NucleusCut {
+  float logit;
+  int32_t id;
+  bool ties_dropped;  // an entry == logit with id > id exists
+  size_t last;
+};
+
+// The band sorted (logit descending, lower id first) and walked on from the
+// mass above it; the whole band when the walk runs out of it (rounding). An
+// empty band (only by rounding) keeps v >= lo, i.e. v >= hi.
+NucleusCut WalkBandToCut(const Candidates& c, const TopPInput& in, const BoundaryBand& band,
+                         Workspace& ws) {
+  const int32_t* pos = ws.tmp_ids.data();
+  const float* val = ws.tmp_logits.data();
   uint64_t* order = ws.keys.data();
-  for (size_t j = 0; j < n_band; ++j) order[j] = j;
-  std::sort(order, order + n_band, [&](uint64_t a, uint64_t b) {
-    return band_v[a] > band_v[b] || (band_v[a] == band_v[b] && id_of(band[a]) < id_of(band[b]));
+  for (size_t j = 0; j < band.n; ++j) order[j] = j;
+  std::sort(order, order + band.n, [&](uint64_t a, uint64_t b) {
+    return val[a] > val[b] || (val[a] == val[b] && in.IdOf(c, pos[a]) < in.IdOf(c, pos[b]));
   });
-  size_t last = n_band;  // sorted band entries [0, last) are kept
-  double cum = above;
-  for (size_t j = 0; j < n_band; ++j) {
-    cum += ExpF64((static_cast<double>(band_v[order[j]]) - max) / c.temperature);
-    if (cum >= target && count_hi + j + 1 >= min_keep) {
-      last = j + 1;
+  NucleusCut cut{band.lo, INT32_MAX, false, band.n};
+  double cum = band.above;
+  for (size_t j = 0; j < band.n; ++j) {
+    cum += ExpF64((static_cast<double>(val[order[j]]) - in.max) / c.temperature);
+    if (cum >= in.target && band.count_hi + j + 1 >= in.min_keep) {
+      cut.last = j + 1;
       break;
     }
   }
-  // Kept: logit > cut_logit, or == cut_logit with id <= cut_id.
-  // An empty band (only by rounding) keeps v >= lo, i.e. v >= hi.
-  float cut_logit = lo;
-  int32_t cut_id = INT32_MAX;
-  bool ties_dropped = false;  // an entry == cut_logit with id > cut_id exists
-  if (last > 0) {
-    cut_logit = band_v[order[last - 1]];
-    cut_id = id_of(band[order[last - 1]]);
-    ties_dropped = last < n_band && band_v[order[last]] == cut_logit;
+  if (cut.last > 0) {
+    cut.logit = val[order[cut.last - 1]];
+    cut.id = in.IdOf(c, pos[order[cut.last - 1]]);
+    cut.ties_dropped = cut.last < band.n && val[order[cut.last]] == cut.logit;
   }
-  // A list entry is in the nucleus: above the cut, or on it up to cut_id.
-  auto in_nucleus = [&c, cut_logit, cut_id](size_t i) {
-    return (c.logits[i] > cut_logit) | ((c.logits[i] == cut_logit) & (c.ids[i] <= cut_id));
-  };
-  // A large nucleus of the row (no ties left out: it is then the band
-  // [cut_logit, +inf) of the row) stays a band when the draw follows.
-  auto leave_band = [&](size_t kept) {
-    if (!(draw_follows && !ties_dropped && KeepAsRowBand(kept, c.vocab))) return false;
-    // After the prefilter, the band's histogram wrote its weights over the
-    // head of the row's exps (band_e): rewritten, the same bits.
-    if (prefiltered) {
-      ExpWrite(c.row, std::min(c.vocab, band_written), max, scale, ws.row_exp.data());
-    }
-    TakeRowBand(c, cut_logit, INFINITY, kept, ws.row_exp.data(), max, scale);
-    return true;
-  };
-  if (prefiltered) {
-    // The row's nucleus (ascending ids) with its exps: the draw's list_exp,
-    // as the row's gather below would leave it (CompactList, carrying exps).
-    float* list_e = ws.stage_f32.data();
-    c.size = CompactAboveCut(c.ids, c.logits, list_e, c.size, cut_logit, cut_id);
-    c.list_exp = list_e;
-    c.list_exp_max = max;
-    c.list_exp_scale = scale;
-    leave_band(c.size);  // (or the list stays)
-    return;
+  return cut;
+}
+
+// A large nucleus of the row (no ties left out: it is then the band
+// [cut, +inf) of the row) stays a band of it where the draw follows; false
+// where it does not. After the prefilter the narrowing wrote its exps over
+// the head of the row's exps: rewritten, the same bits.
+bool LeaveRowBand(Candidates& c, const TopPInput& in, const NucleusCut& cut,
+                  const BoundaryBand& band, size_t kept, bool draw_follows, Workspace& ws) {
+  if (!(draw_follows && !cut.ties_dropped && KeepAsRowBand(kept, c.vocab))) return false;
+  if (in.prefiltered) {
+    ExpWrite(c.row, std::min(c.vocab, band.exps_written), in.max, in.scale, ws.row_exp.data());
   }
-  if (!on_row) {
-    CompactList(c, in_nucleus);
-    return;
-  }
-  // Where the nucleus is large, its count decides whether it stays a band:
-  // the ring's hole and its ring tokens kept, or the histogram's count above
-  // the band and the band's kept head.
-  if (draw_follows && !ties_dropped) {
+  TakeRowBand(c, cut.logit, INFINITY, kept, ws.row_exp.data(), in.max, in.scale);
+  return true;
+}
+
+// The row's nucleus: a band of the row where it stays one (its count from
+// the ring's hole and its ring tokens kept, or the histograms' count above
+// the band and the band's kept head), else gathered in ascending ids with
+// its exps in one pass (the draw's list_exp).
+void TakeRowNucleus(Candidates& c, const TopPInput& in, const NucleusCut& cut,
+                    const BoundaryBand& band, const TopPRingCut* ring, bool draw_follows,
+                    Workspace& ws) {
+  if (draw_follows && !cut.ties_dropped) {
     size_t kept = 0;
-    if (ringed) {
-      kept = ring.above_hole;
-      for (size_t j = 0; j < ring.n; ++j) kept += ws.logits[j] >= cut_logit;
+    if (ring) {
+      kept = ring->above_hole;
+      for (size_t j = 0; j < ring->n; ++j) kept += ws.logits[j] >= cut.logit;
     } else {
-      kept = above_count + last;
+      kept = band.above_count + cut.last;
     }
-    if (leave_band(kept)) return;
+    if (LeaveRowBand(c, in, cut, band, kept, draw_follows, ws)) return;
   }
-  // The row: the nucleus in ascending ids with its exps, in one gather.
   float* list_exp = ws.stage_f32.data();
-  const size_t n = GatherAtLeastWith(c.row, c.vocab, cut_logit, ws.ids.data(), ws.logits.data(),
-                                     blocks, e, list_exp);
-  TakeRowGather(c, n, ws, list_exp, max, scale);
-  if (ties_dropped) {
+  const size_t n = GatherAtLeastWith(c.row, c.vocab, cut.logit, ws.ids.data(), ws.logits.data(),
+                                     in.blocks, in.e, list_exp);
+  TakeRowGather(c, n, ws, list_exp, in.max, in.scale);
+  if (cut.ties_dropped) {
     // (CompactList drops list_exp: this rare case recomputes.)
+    const float cut_logit = cut.logit;
+    const int32_t cut_id = cut.id;
     CompactList(c, [&c, cut_logit, cut_id](size_t i) {
       return (c.logits[i] > cut_logit) | (c.ids[i] <= cut_id);
     });
   }
 }
 
-}  // namespace
+// The nucleus taken: the prefilter's list compacted to it with its exps
+// (ascending ids: the draw's list_exp, as the row's gather would leave it),
+// then a band of the row where it stays one; a list compacted to it; the
+// row's (TakeRowNucleus).
+void TakeNucleus(Candidates& c, const TopPInput& in, const NucleusCut& cut,
+                 const BoundaryBand& band, const TopPRingCut* ring, bool draw_follows,
+                 Workspace& ws) {
+  if (in.prefiltered) {
+    float* list_e = ws.stage_f32.data();
+    c.size = CompactAboveCut(c.ids, c.logits, list_e, c.size, cut.logit, cut.id);
+    c.list_exp = list_e;
+    c.list_exp_max = in.max;
+    c.list_exp_scale = in.scale;
+    LeaveRowBand(c, in, cut, band, c.size, draw_follows, ws);  // (or the list stays)
+    return;
+  }
+  if (!in.on_row) {
+    // A list entry is in the nucleus: above the cut, or on it up to its id.
+    const float cut_logit = cut.logit;
+    const int32_t cut_id = cut.id;
+    CompactList(c, [&c, cut_logit, cut_id](size_t i) {
+      return (c.logits[i] > cut_logit) | ((c.logits[i] == cut_logit) & (c.ids[i] <= cut_id));
+    });
+    return;
+  }
+  TakeRowNucleus(c, in, cut, band, ring, draw_follows, ws);
+}
 
-void SetTopPPrefilterForTesting(bool on) { g_top_p_prefilter = on; }
-size_t TopPPrefilterHitsForTesting() { return g_top_p_prefilter_hits; }
-void SetTopPRingForTesting(bool on) { g_top_p_ring = on; }
-size_t TopPRingHitsForTesting() { return g_top_p_ring_hits; }
-size_t TopPRingMissesForTesting() { return g_top_p_ring_misses; }
-size_t TopPRingsBeforeExpsForTesting(size_t* missed) {
-  if (missed) *missed = g_top_p_rings_before_exps_missed;
-  return g_top_p_rings_before_exps;
+// A nucleus larger than the sorted prefix, cut by its boundary's band (see
+// kTopPBand). e: exp((v - max) * scale) of every candidate (ApplyTopP's
+// pass), z their sum. pre_ring (optional): a ring that holds the boundary,
+// from ExpPassWithCut. pre_filtered: c is already the prefilter's list
+// (ExpPassWithCut: e its exps, ws.hist_mass its histogram). Otherwise a
+// large row tries the prefilter, then the ring.
+void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float scale,
+                     const float* e, double z, Workspace& ws, bool draw_follows,
+                     const TopPRingCut* pre_ring = nullptr, bool pre_filtered = false) {
+  const bool row = !c.truncated;
+  const double target = TopPShare(p) * z;
+  const float inv_width = TopPInvWidth(c);
+  const bool prefiltered = pre_filtered ||
+                           (!pre_ring && row && ws.tuning.top_p_prefilter && min_keep <= 1 &&
+                            c.vocab >= kPrefilterMin &&
+                            TopPPrefilter(c, max, inv_width, e, z, target, ws));
+  const bool on_row = row && !prefiltered;
+  const TopPInput in{on_row ? c.row : c.logits,
+                     on_row ? c.vocab : c.size,
+                     on_row ? RowBlocks(c) : nullptr,
+                     prefiltered ? ws.stage_f32.data() : e,
+                     on_row,
+                     prefiltered,
+                     max,
+                     scale,
+                     target,
+                     min_keep};
+  TopPRingCut ring_cut = pre_ring ? *pre_ring : TopPRingCut{};
+  const bool ringed = pre_ring || (on_row && ws.tuning.top_p_ring && min_keep <= 1 &&
+                                   c.vocab >= kRingMin &&
+                                   TopPRing(c, max, inv_width, in.e, z, target, ws, &ring_cut));
+  const TopPRingCut* ring = ringed ? &ring_cut : nullptr;
+  BoundaryBand band = FirstBoundaryBand(in, inv_width, ring, draw_follows, ws);
+  // Counts matter only for min_keep (a pass, so only then).
+  const size_t count_lo =
+      min_keep > 1 ? CountAtLeast(in.v, in.count, band.lo, in.blocks) : in.count;
+  if (count_lo < min_keep) {
+    ApplyTopK(c, min_keep, ws);  // the nucleus is smaller still: top min_keep
+    return;
+  }
+  band.n = GatherBoundaryBand(in, band, ring, ws);
+  band.count_hi = count_lo - band.n;
+  // The narrowing's exps go to scratch free here.
+  NarrowDenseBand(in, on_row ? ws.stage_f32.data() : ws.row_exp.data(), band, ws);
+  const NucleusCut cut = WalkBandToCut(c, in, band, ws);
+  TakeNucleus(c, in, cut, band, ring, draw_follows, ws);
 }
-size_t TopPPrefiltersBeforeExpsForTesting(size_t* missed) {
-  if (missed) *missed = g_top_p_prefilters_before_exps_missed;
-  return g_top_p_prefilters_before_exps;
-}
+
+}  // namespace
 
 void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws, bool draw_follows) {
   const size_t n = c.Count();
@@ -700,7 +747,7 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws, bool dra
   // A flat row: the exp pass also places and gathers top-p's ring.
   double z = 0.0;
   FusedCut fused_cut;
-  const bool fused = large && !c.truncated && min_keep <= 1 && g_top_p_ring &&
+  const bool fused = large && !c.truncated && min_keep <= 1 && ws.tuning.top_p_ring &&
                      c.vocab >= kRingMin && ExpPassWithCut(c, p, max, scale, e, ws, &z, &fused_cut);
   if (!fused) z = large ? ExpWrite(v, len, max, scale, e) : CandidateExpSum(c, max);
   if (fused_cut.ringed) {

@@ -52,8 +52,8 @@ struct TypicalParams {
 // sums (~1e-7 relative; a list's are summed in double), so cuts within ~1e-7
 // of a tie follow that arithmetic.
 // Cost: one exp pass, ~15-30 cheap SIMD passes (compare + masked add), one
-// gather, and a sort of the boundary annulus: ~1 ms for a 128K row on one
-// x86 core (a std::sort of the row alone takes ~10 ms). When p is within
+// gather, and a sort of the boundary annulus: about a tenth of a std::sort
+// of the row. When p is within
 // ~1e-5 of 1 the far tail itself is the boundary and must be ordered, so the
 // sort grows to that tail.
 void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const StageContext& ctx);

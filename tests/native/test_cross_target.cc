@@ -21,6 +21,7 @@
 #include "bregman/support_sketch.h"
 #include "decoder.h"
 #include "stages/stages.h"
+#include "test_hooks.h"
 #include "kernels/blocks.h"
 #include "kernels/exp_f64.h"
 #include "kernels/histogram.h"
@@ -420,7 +421,7 @@ uint64_t BandDrawHash(const std::vector<float>& row) {
       o.order[1] = config == 1 ? bd::StageId::kTopP : bd::StageId::kTypical;
       o.order_len = 2;
     }
-    bd::SetTopPRingForTesting(config != 2);
+    bd::test_hooks::Tuning(dec).top_p_ring = config != 2;
     for (uint64_t step = 0; step < 40; ++step) {
       o.seed = 17;
       o.step = step;
@@ -430,7 +431,6 @@ uint64_t BandDrawHash(const std::vector<float>& row) {
       h.Add(static_cast<uint64_t>(dec.k()));
     }
   }
-  bd::SetTopPRingForTesting(true);
   return h.h;
 }
 constexpr uint64_t kBandDrawHash = 6789113253608025389ull;

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "bregman/bregman.h"
-#include "bregman/test_hooks.h"
 #include "decoder.h"
 #include "stages/stages.h"
+#include "test_hooks.h"
 #include "reference/bregman_oracle.h"
 #include "reference/sampler_reference.h"
 #include "rng.h"
@@ -345,17 +345,17 @@ TEST_CASE("every stage after top-p / typical: the draw equals a decoder's that n
     o.seed = 9;
     o.step = static_cast<uint64_t>(trial);
     CAPTURE(trial);
-    bd::Decoder::ReuseListExpsForTesting(true);
+    bd::test_hooks::Tuning(dec).reuse_list_exps = true;
     REQUIRE(dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
     const int32_t with_reuse = dec.token();
     reused += dec.draw_reused_exps();
-    bd::Decoder::ReuseListExpsForTesting(false);
+    bd::test_hooks::Tuning(dec).reuse_list_exps = false;
     REQUIRE(dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
     CHECK_FALSE(dec.draw_reused_exps());
     REQUIRE(dec.token() == with_reuse);
     ++compared;
   }
-  bd::Decoder::ReuseListExpsForTesting(true);
+  bd::test_hooks::Tuning(dec).reuse_list_exps = true;
   MESSAGE(reused << " of " << compared << " draws read the producer's exps");
   CHECK(reused > compared / 10);
 }
@@ -411,7 +411,8 @@ TEST_CASE("Bregman as the last stage (its logits left as they were) = Bregman fo
 // decode (each of `orders`' sorted flags) returns the same ids and
 // probabilities, bit for bit. The path is left on.
 void SamePathOnAndOff(bd::Decoder& dec, const std::vector<float>& row, bd::DecodeOptions o,
-                      uint64_t seed, std::initializer_list<bool> orders, void (*set_path)(bool)) {
+                      uint64_t seed, std::initializer_list<bool> orders, bool bd::StageTuning::*path) {
+  auto set_path = [&dec, path](bool on) { bd::test_hooks::Tuning(dec).*path = on; };
   for (uint64_t step = 0; step < 3; ++step) {
     o.seed = seed;
     o.step = step;
@@ -476,8 +477,8 @@ TEST_CASE("a large nucleus or typical set left as a band of the row: the masked 
       o.order_len = 2;
     }
     const bool ring = trial % 6 != 4 || dense, prefilter = trial % 7 != 5 || dense;
-    bd::SetTopPRingForTesting(ring);
-    bd::SetTopPPrefilterForTesting(prefilter);
+    bd::test_hooks::Tuning(dec).top_p_ring = ring;
+    bd::test_hooks::Tuning(dec).top_p_prefilter = prefilter;
     CAPTURE(trial);
     CAPTURE(v);
     o.sorted = false;
@@ -492,19 +493,19 @@ TEST_CASE("a large nucleus or typical set left as a band of the row: the masked 
     for (uint64_t step = 0; step < 12; ++step) {
       o.seed = 3;
       o.step = step;
-      const size_t prefilter_hits = bd::TopPPrefilterHitsForTesting();
+      const size_t prefilter_hits = bd::test_hooks::Probes(dec).top_p_prefilter_hits;
       REQUIRE(dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
       CHECK(dec.k() == k);
       CHECK(dec.drew_row_band() == (k > v / 8 && k < v));
       const double u = bd::UniformDraw(3, step);
       if (dec.drew_row_band()) {
         ++band_draws;
-        prefiltered_bands += bd::TopPPrefilterHitsForTesting() > prefilter_hits;
+        prefiltered_bands += bd::test_hooks::Probes(dec).top_p_prefilter_hits > prefilter_hits;
         REQUIRE(dec.token() == bd_test::DrawTwin(row, max, scale, u, &keep).token);
         const int32_t token = dec.token();
-        bd::Decoder::ReuseListExpsForTesting(false);
+        bd::test_hooks::Tuning(dec).reuse_list_exps = false;
         REQUIRE(dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
-        bd::Decoder::ReuseListExpsForTesting(true);
+        bd::test_hooks::Tuning(dec).reuse_list_exps = true;
         CHECK(dec.drew_row_band());
         CHECK_FALSE(dec.draw_reused_exps());
         CHECK(dec.token() == token);
@@ -542,8 +543,8 @@ TEST_CASE("a large nucleus or typical set left as a band of the row: the masked 
       }
     }
   }
-  bd::SetTopPRingForTesting(true);
-  bd::SetTopPPrefilterForTesting(true);
+  bd::test_hooks::Tuning(dec).top_p_ring = true;
+  bd::test_hooks::Tuning(dec).top_p_prefilter = true;
   MESSAGE(band_draws << " band draws (" << prefiltered_bands << " after the prefilter), "
                      << list_draws << " list draws");
   CHECK(band_draws >= 150);
@@ -561,7 +562,7 @@ TEST_CASE("typical's cut inside a run of tied logits is gathered, never left as 
   std::normal_distribution<float> g(0.0f, 1.0f);
   bd::Decoder dec;
   size_t split = 0, whole = 0, draws = 0;
-  const size_t band_hits = bd::TypicalRowBandsHitsForTesting();
+  const size_t band_hits = bd::test_hooks::Probes(dec).typical_row_band_hits;
   for (size_t v : {40000, 70000, 150000}) {
     for (float grid : {64.0f, 256.0f, 1024.0f}) {
       std::vector<float> row(v);
@@ -598,7 +599,7 @@ TEST_CASE("typical's cut inside a run of tied logits is gathered, never left as 
     }
   }
   MESSAGE(split << " cuts inside a run of ties, " << whole << " between runs, " << draws
-                << " draws; " << bd::TypicalRowBandsHitsForTesting() - band_hits << " band cuts");
+                << " draws; " << bd::test_hooks::Probes(dec).typical_row_band_hits - band_hits << " band cuts");
   CHECK(split >= 6);
 }
 
@@ -733,10 +734,10 @@ TEST_CASE("top-p's ring (flat rows) gives the row histogram's cut: tokens, kept 
   std::mt19937_64 rng(41);
   bd::Decoder dec;
   std::normal_distribution<float> g(0.0f, 1.0f);
-  const size_t hits_before = bd::TopPRingHitsForTesting();
-  const size_t misses_before = bd::TopPRingMissesForTesting();
-  size_t fused_missed_before = 0;
-  const size_t fused_before = bd::TopPRingsBeforeExpsForTesting(&fused_missed_before);
+  const size_t hits_before = bd::test_hooks::Probes(dec).top_p_ring_hits;
+  const size_t misses_before = bd::test_hooks::Probes(dec).top_p_ring_misses;
+  const size_t fused_missed_before = bd::test_hooks::Probes(dec).top_p_rings_before_exps_missed;
+  const size_t fused_before = bd::test_hooks::Probes(dec).top_p_rings_before_exps;
   size_t compared = 0;
   for (int trial = 0; trial < 36; ++trial) {
     const size_t v = trial % 4 == 0 ? 262144 : 65536 + rng() % 100000;  // (kRingMin)
@@ -756,15 +757,15 @@ TEST_CASE("top-p's ring (flat rows) gives the row histogram's cut: tokens, kept 
     o.temperature = trial % 2 == 0 ? 1.0f : 0.7f;
     CAPTURE(trial);
     CAPTURE(v);
-    SamePathOnAndOff(dec, row, o, 13, {true}, bd::SetTopPRingForTesting);
+    SamePathOnAndOff(dec, row, o, 13, {true}, &bd::StageTuning::top_p_ring);
     ++compared;
   }
-  bd::SetTopPRingForTesting(true);
-  const size_t hits = bd::TopPRingHitsForTesting() - hits_before;
-  const size_t misses = bd::TopPRingMissesForTesting() - misses_before;
-  size_t fused_missed = 0;
-  const size_t fused = bd::TopPRingsBeforeExpsForTesting(&fused_missed) - fused_before;
-  fused_missed -= fused_missed_before;
+  bd::test_hooks::Tuning(dec).top_p_ring = true;
+  const size_t hits = bd::test_hooks::Probes(dec).top_p_ring_hits - hits_before;
+  const size_t misses = bd::test_hooks::Probes(dec).top_p_ring_misses - misses_before;
+  const size_t fused = bd::test_hooks::Probes(dec).top_p_rings_before_exps - fused_before;
+  const size_t fused_missed =
+      bd::test_hooks::Probes(dec).top_p_rings_before_exps_missed - fused_missed_before;
   MESSAGE(hits << " ring cuts, " << misses << " rings missed, " << fused
                << " rings gathered by the exp pass (" << fused_missed << " missed), over "
                << compared << " rows");
@@ -792,7 +793,6 @@ TEST_CASE("top-p on a peaked row: the ring or the prefilter's top placed before 
   std::mt19937_64 rng(43);
   bd::Decoder dec;
   std::normal_distribution<float> g(0.0f, 1.0f);
-  size_t missed_before = 0;
   size_t compared = 0, large = 0;
   size_t large_fused = 0, large_missed = 0;
   size_t tops = 0, tops_missed = 0;
@@ -813,26 +813,27 @@ TEST_CASE("top-p on a peaked row: the ring or the prefilter's top placed before 
     CAPTURE(trial);
     CAPTURE(v);
     CAPTURE(o.top_p);
-    const size_t fused_before = bd::TopPRingsBeforeExpsForTesting(&missed_before);
-    SamePathOnAndOff(dec, row, o, 17, {true, false}, bd::SetTopPRingForTesting);
+    const bd::StageProbes& probes = bd::test_hooks::Probes(dec);
+    const size_t fused_before = probes.top_p_rings_before_exps;
+    const size_t missed_before = probes.top_p_rings_before_exps_missed;
+    SamePathOnAndOff(dec, row, o, 17, {true, false}, &bd::StageTuning::top_p_ring);
     // And the prefilter's top (natively gathered by the exp pass where the
     // nucleus is under a tenth of the row) against no prefilter at all.
-    size_t top_missed_before = 0;
-    const size_t tops_before = bd::TopPPrefiltersBeforeExpsForTesting(&top_missed_before);
-    SamePathOnAndOff(dec, row, o, 19, {true, false}, bd::SetTopPPrefilterForTesting);
-    size_t top_missed = 0;
-    tops += bd::TopPPrefiltersBeforeExpsForTesting(&top_missed) - tops_before;
-    tops_missed += top_missed - top_missed_before;
+    const size_t tops_before = probes.top_p_prefilters_before_exps;
+    const size_t top_missed_before = probes.top_p_prefilters_before_exps_missed;
+    SamePathOnAndOff(dec, row, o, 19, {true, false}, &bd::StageTuning::top_p_prefilter);
+    tops += probes.top_p_prefilters_before_exps - tops_before;
+    tops_missed += probes.top_p_prefilters_before_exps_missed - top_missed_before;
     ++compared;
-    size_t missed = 0;
-    const size_t fused = bd::TopPRingsBeforeExpsForTesting(&missed) - fused_before;
+    const size_t fused = probes.top_p_rings_before_exps - fused_before;
+    const size_t missed = probes.top_p_rings_before_exps_missed;
     if (v == 262144 && o.top_p >= 0.93f && o.temperature == 1.0f) {
       ++large;
       large_fused += fused;
       large_missed += missed - missed_before;
     }
   }
-  bd::SetTopPRingForTesting(true);
+  bd::test_hooks::Tuning(dec).top_p_ring = true;
   MESSAGE(compared << " peaked rows; at V = 262144, p >= 0.93, T = 1: " << large_fused
                    << " rings before the exp pass over " << large << " rows, " << large_missed
                    << " missed");
@@ -861,8 +862,8 @@ TEST_CASE("a ring at an extreme p on a flat row (typical 0.97-0.99, top-p 0.999)
   std::mt19937_64 rng(47);
   std::normal_distribution<float> g(0.0f, 1.0f);
   bd::Decoder dec;
-  const size_t typical_rings_before = bd::TypicalHistogramRingsForTesting();
-  const size_t top_p_hits_before = bd::TopPRingHitsForTesting();
+  const size_t typical_rings_before = bd::test_hooks::Probes(dec).typical_histogram_rings;
+  const size_t top_p_hits_before = bd::test_hooks::Probes(dec).top_p_ring_hits;
   size_t compared = 0;
   for (size_t v : {size_t{100003}, size_t{262144}}) {
     std::vector<float> row(v);
@@ -875,18 +876,18 @@ TEST_CASE("a ring at an extreme p on a flat row (typical 0.97-0.99, top-p 0.999)
         CAPTURE(v);
         CAPTURE(temp);
         CAPTURE(p);
-        SamePathOnAndOff(dec, row, o, 29, {true}, bd::SetTypicalHistogramBandsForTesting);
+        SamePathOnAndOff(dec, row, o, 29, {true}, &bd::StageTuning::typical_histogram_bands);
         ++compared;
       }
       bd::DecodeOptions o;
       o.top_p = 0.999f;
       o.temperature = temp;
-      SamePathOnAndOff(dec, row, o, 31, {true}, bd::SetTopPRingForTesting);
+      SamePathOnAndOff(dec, row, o, 31, {true}, &bd::StageTuning::top_p_ring);
       ++compared;
     }
   }
-  const size_t typical_rings = bd::TypicalHistogramRingsForTesting() - typical_rings_before;
-  const size_t top_p_hits = bd::TopPRingHitsForTesting() - top_p_hits_before;
+  const size_t typical_rings = bd::test_hooks::Probes(dec).typical_histogram_rings - typical_rings_before;
+  const size_t top_p_hits = bd::test_hooks::Probes(dec).top_p_ring_hits - top_p_hits_before;
   MESSAGE(compared << " rows compared; " << typical_rings << " typical rings, " << top_p_hits
                    << " top-p ring cuts");
   CHECK(typical_rings >= 8 * 4);  // every typical row, each of its (4) calls with rings on
@@ -901,7 +902,7 @@ TEST_CASE("top-p's row prefilter changes nothing: tokens, kept sets and probabil
   std::mt19937_64 rng(37);
   bd::Decoder dec;
   std::normal_distribution<float> g(0.0f, 1.0f);
-  const size_t hits_before = bd::TopPPrefilterHitsForTesting();
+  const size_t hits_before = bd::test_hooks::Probes(dec).top_p_prefilter_hits;
   size_t compared = 0;
   for (int trial = 0; trial < 48; ++trial) {
     const size_t v = trial % 6 == 0 ? 262144 : 16384 + rng() % 50000;
@@ -937,11 +938,11 @@ TEST_CASE("top-p's row prefilter changes nothing: tokens, kept sets and probabil
     o.order_len = 2;
     CAPTURE(trial);
     CAPTURE(v);
-    SamePathOnAndOff(dec, row, o, 11, {true, false}, bd::SetTopPPrefilterForTesting);
+    SamePathOnAndOff(dec, row, o, 11, {true, false}, &bd::StageTuning::top_p_prefilter);
     ++compared;
   }
-  bd::SetTopPPrefilterForTesting(true);
-  const size_t hits = bd::TopPPrefilterHitsForTesting() - hits_before;
+  bd::test_hooks::Tuning(dec).top_p_prefilter = true;
+  const size_t hits = bd::test_hooks::Probes(dec).top_p_prefilter_hits - hits_before;
   MESSAGE(hits << " prefiltered cuts over " << compared << " rows");
   CHECK(hits >= compared);  // it decides on many of these calls (5 per row)
 }

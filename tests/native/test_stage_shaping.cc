@@ -386,28 +386,33 @@ TEST_CASE("typical: the row's band cut keeps what the general walk keeps, and ma
           };
           // (The reference's margin search is quadratic on flat rows: up to 9000.)
           if (row.size() <= 9000) {
-            const size_t rings = bd::TypicalHistogramRingsForTesting();
-            CompareCase(tally, row, 0, temp, apply, [&](const ref::Logits& l, const ref::Cands& rc) {
-              return ref::Typical(l, rc, p, min_keep);
-            });
-            rings_vs_reference += bd::TypicalHistogramRingsForTesting() > rings;
+            bool ringed = false;
+            auto apply_counting_rings = [&](bd::Candidates& c, Shaper& sh) {
+              const size_t rings = sh.ws.probes.typical_histogram_rings;
+              apply(c, sh);
+              ringed = sh.ws.probes.typical_histogram_rings > rings;
+            };
+            CompareCase(tally, row, 0, temp, apply_counting_rings,
+                        [&](const ref::Logits& l, const ref::Cands& rc) {
+                          return ref::Typical(l, rc, p, min_keep);
+                        });
+            rings_vs_reference += ringed;
           }
           // The same case by both paths.
           ref::Dist by[2];
           for (int band = 0; band < 2; ++band) {
-            bd::SetTypicalRowBandsForTesting(band == 1);
             Shaper sh;
+            sh.ws.tuning.typical_row_bands = band == 1;
             bd::Candidates c = sh.Make(row);
             if (temp != 1.0) bd::ApplyTemperature(c, static_cast<float>(temp));
-            const size_t hits = bd::TypicalRowBandsHitsForTesting();
+            const size_t hits = sh.ws.probes.typical_row_band_hits;
             apply(c, sh);
             if (band == 1 && !on_grid) {
-              banded += bd::TypicalRowBandsHitsForTesting() - hits;
+              banded += sh.ws.probes.typical_row_band_hits - hits;
               ++smooth_cases;
             }
             by[band] = sh.Finish(c);
           }
-          bd::SetTypicalRowBandsForTesting(true);
           ++cases;
           same += by[0].ids == by[1].ids;
         }
@@ -869,12 +874,7 @@ TEST_CASE("typical: the histogram of a sampled distance band gives the full hist
     for (int32_t i : a) m += std::exp(static_cast<long double>(v[i] - max) / temp);
     return std::fabs(static_cast<double>(m / z) - p) <= 2e-6;
   };
-  const size_t hits0 = bd::TypicalHistogramBandHitsForTesting();
-  const size_t misses0 = bd::TypicalHistogramBandMissesForTesting();
-  const size_t list_cuts0 = bd::TypicalBandListCutsForTesting();
-  const size_t reach_misses0 = bd::TypicalHistogramReachMissesForTesting();
-  const size_t rings0 = bd::TypicalHistogramRingsForTesting();
-  const size_t ring_misses0 = bd::TypicalHistogramRingMissesForTesting();
+  bd::StageProbes total;  // summed over the cases' workspaces
   for (const Row& row : rows) {
     for (float p : {0.5f, 0.9f, 0.99f}) {
       for (double temp : {1.0, 0.7}) {
@@ -884,19 +884,25 @@ TEST_CASE("typical: the histogram of a sampled distance band gives the full hist
        const uint32_t forced_rings[][2] = {{0, 0}, {0, 16}, {2400, 3000}, {1000, 1800}, {300, 700}};
        for (const auto& forced : forced_rings) {
         ref::Dist by[2];
-        bd::SetTypicalHistogramRingForTesting(forced[0], forced[1]);
         for (int band = 0; band < 2; ++band) {
-          bd::SetTypicalHistogramBandsForTesting(band == 1);
           Shaper sh;
+          sh.ws.tuning.typical_forced_ring_first = forced[0];
+          sh.ws.tuning.typical_forced_ring_limit = forced[1];
+          sh.ws.tuning.typical_histogram_bands = band == 1;
           bd::Candidates c = sh.Make(row.v);
           // A list: all but the 7 lowest tokens.
           if (row.list) bd::ApplyTopK(c, row.v.size() - 7, sh.ws);
           if (temp != 1.0) bd::ApplyTemperature(c, static_cast<float>(temp));
           bd::ApplyTypical(c, bd::TypicalParams{p, 1}, sh.ws, sh.ctx);
           by[band] = sh.Finish(c);
+          const bd::StageProbes& got = sh.ws.probes;
+          total.typical_histogram_band_hits += got.typical_histogram_band_hits;
+          total.typical_histogram_band_misses += got.typical_histogram_band_misses;
+          total.typical_band_list_cuts += got.typical_band_list_cuts;
+          total.typical_histogram_reach_misses += got.typical_histogram_reach_misses;
+          total.typical_histogram_rings += got.typical_histogram_rings;
+          total.typical_histogram_ring_misses += got.typical_histogram_ring_misses;
         }
-        bd::SetTypicalHistogramBandsForTesting(true);
-        bd::SetTypicalHistogramRingForTesting(0, 0);
         ++cases;
         const bool identical = by[0].ids == by[1].ids && by[0].probs == by[1].probs;
         same += identical;
@@ -911,12 +917,12 @@ TEST_CASE("typical: the histogram of a sampled distance band gives the full hist
       }
     }
   }
-  const size_t hits = bd::TypicalHistogramBandHitsForTesting() - hits0;
-  const size_t misses = bd::TypicalHistogramBandMissesForTesting() - misses0;
-  const size_t list_cuts = bd::TypicalBandListCutsForTesting() - list_cuts0;
-  const size_t reach_misses = bd::TypicalHistogramReachMissesForTesting() - reach_misses0;
-  const size_t rings = bd::TypicalHistogramRingsForTesting() - rings0;
-  const size_t ring_misses = bd::TypicalHistogramRingMissesForTesting() - ring_misses0;
+  const size_t hits = total.typical_histogram_band_hits;
+  const size_t misses = total.typical_histogram_band_misses;
+  const size_t list_cuts = total.typical_band_list_cuts;
+  const size_t reach_misses = total.typical_histogram_reach_misses;
+  const size_t rings = total.typical_histogram_rings;
+  const size_t ring_misses = total.typical_histogram_ring_misses;
   MESSAGE(same << " of " << cases << " cases identical (" << at_stop
                << " moved by the one token at the stop); band histograms " << hits << " held the stop, "
                << misses << " fell short; " << list_cuts << " cuts from the band's tokens; "
