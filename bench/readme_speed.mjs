@@ -1,6 +1,6 @@
 // Refreshes the generated part of README.md's "Speed" section (between the
 // bench:begin / bench:end markers): the machine, the commit measured, the
-// tables and issue 9's targets judged on that run (bench/targets.mjs), from
+// tables and the speed targets judged on that run (bench/targets.mjs), from
 // bench/results.json. Run after `npm run bench`:
 //   node bench/readme_speed.mjs      (also redraws docs/bench.svg)
 import { execFileSync } from 'node:child_process';
@@ -22,7 +22,7 @@ const machine = `Measured ${r.generated.slice(0, 16).replace('T', ' ')} UTC on c
     'at the end of a phase (the bench keeps about one core busy: above 1, something else ran beside it). ' : '. ') +
   'The machine is a small shared VM whose neighbours are not under our control: the numbers are ' +
   'indicative (ratios within a row more than absolute values); rerun on yours. Median ms per call:';
-// Issue 9's targets, judged on this run (bench/targets.mjs).
+// The speed targets, judged on this run (bench/targets.mjs).
 const how = r.paired
   ? `each ratio to a floor the median of its ratios over ${r.paired.rounds} interleaved rounds, one run`
   : 'ratios of medians, one run';
