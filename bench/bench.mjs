@@ -125,7 +125,7 @@ const checks = [...node.checks];
 phase('node');
 
 // ---- the targets' ratios from interleaved rounds (bench/targets.mjs): at
-// issue 9's V, every configuration and both floors round-robin, in Node and
+// the targets' V (TARGET_V), every configuration and both floors round-robin, in Node and
 // natively; each ratio the median of the rounds' own ratios.
 const PAIRED_ROUNDS = quick ? 5 : 21;
 const pairedRows = rows.filter((r) => r.V === TARGET_V);

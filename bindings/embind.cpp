@@ -9,8 +9,6 @@
 #include <vector>
 
 #include "decoder.h"
-#include "kernels/floor.h"
-#include "kernels/softmax.h"
 #include "kernels/target_name.h"
 #include "option_slots.h"
 #include "sampler_state.h"
@@ -158,16 +156,6 @@ std::string RegistryJson() {
   return j + "]}";
 }
 
-// The measurement floors (tools/row_passes.mjs): one plain SIMD max over the
-// n floats at ptr, and that plus one exp-sum pass. Not part of the JS API.
-double FloorMax(uintptr_t ptr, size_t n) {
-  return bd::PlainMax(reinterpret_cast<const float*>(ptr), n);
-}
-double FloorMaxExpSum(uintptr_t ptr, size_t n) {
-  const float* row = reinterpret_cast<const float*>(ptr);
-  return bd::ExpSum(row, n, bd::PlainMax(row, n), 1.0f);
-}
-
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(bregman_decoders) {
@@ -206,8 +194,6 @@ EMSCRIPTEN_BINDINGS(bregman_decoders) {
       .function("workspaceBytes", &WasmDecoder::workspaceBytes);
   function("targetName", &TargetName);
   function("registryJson", &RegistryJson);
-  function("floorMax", &FloorMax);
-  function("floorMaxExpSum", &FloorMaxExpSum);
   // The option block's layout, by name (single source: option_slots.h).
 #define BD_SLOT_CONSTANT(name) constant("SLOT_" #name, static_cast<int>(bd::kSlot_##name));
   BD_OPTION_SLOTS(BD_SLOT_CONSTANT)

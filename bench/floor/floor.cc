@@ -9,19 +9,18 @@
 //   float* bd_floor_buffer(size_t n)   a static row buffer (JS copies into it)
 //   float  bd_floor_max(size_t n)      max over the buffer
 //   double bd_floor_max_sum_exp(size_t n)  max, then sum exp(x - max)
-// native: bench/floor/floor.h (FloorMax, FloorMaxSumExp over any pointer).
-#include "floor.h"
+// native: bench/floor/floor.h (FloorMax, FloorMaxSumExp over any pointer),
+//   the static library bd_bench_floor that the native bench tools link.
+#include "floor/floor.h"
 
 #include <cstddef>
 #include <limits>
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "floor.cc"
+#define HWY_TARGET_INCLUDE "floor/floor.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 #include <hwy/contrib/math/math-inl.h>
-
-#include "kernels/max_pass-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace bd_floor {
@@ -33,9 +32,25 @@ namespace hn = hwy::HWY_NAMESPACE;
 // terms).
 constexpr size_t kFlushEvery = 4096;
 
+// max(-inf, x[0..n)) in four independent chains (one chain is bound by the
+// max latency); NaN entries are ignored as Highway's Max ignores them.
 float MaxImpl(const float* HWY_RESTRICT x, size_t n) {
-  return bd::HWY_NAMESPACE::MaxPass(hn::ScalableTag<float>(), x, n,
-                                    -std::numeric_limits<float>::infinity());
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  auto m0 = hn::Set(d, -std::numeric_limits<float>::infinity());
+  auto m1 = m0, m2 = m0, m3 = m0;
+  size_t i = 0;
+  for (; i + 4 * N <= n; i += 4 * N) {
+    m0 = hn::Max(m0, hn::LoadU(d, x + i));
+    m1 = hn::Max(m1, hn::LoadU(d, x + i + N));
+    m2 = hn::Max(m2, hn::LoadU(d, x + i + 2 * N));
+    m3 = hn::Max(m3, hn::LoadU(d, x + i + 3 * N));
+  }
+  m0 = hn::Max(hn::Max(m0, m1), hn::Max(m2, m3));
+  for (; i + N <= n; i += N) m0 = hn::Max(m0, hn::LoadU(d, x + i));
+  float m = hn::GetLane(hn::MaxOfLanes(d, m0));
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
 }
 
 double MaxSumExpImpl(const float* HWY_RESTRICT x, size_t n) {

@@ -1,5 +1,5 @@
 // Headless Chromium (Debian's, driven by playwright-core) for the browser
-// tests, the bench and tools/ab_builds.mjs --chromium: one launcher, so each
+// tests, the bench and bench/tools/ab_builds.mjs --chromium: one launcher, so each
 // runs the browser with the same flags.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

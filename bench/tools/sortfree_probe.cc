@@ -1,9 +1,7 @@
-// Probe (not part of the library): what a sort-free large-k Bregman path
-// would cost, natively and in wasm, on the same row. A decode keeping k ~ V/2
-// today sorts the row's keys (a third of it natively, memory-bound, 2.1x
-// faster than in wasm while the floor is 4.3x); the probe times, with the
-// library's own kernels, the steps that would replace the sort and feed the
-// sketch (docs/bregman.md, "A sort-free large-k path: measured parts"),
+// bd_sortfree_probe: what a sort-free large-k Bregman path would cost
+// natively, measured with the library's own kernels on one row: the steps
+// that would replace the key sort of a k ~ V/2 decode and feed the sketch
+// (docs/bregman.md, "A sort-free large-k path: measured parts"),
 // cumulatively (stage s includes every stage before it):
 //   0  the floor: copy of the row + max + sum of exp (bench/floor)
 //   1  + gather of the entries >= the k-th largest logit (SIMD compress)
@@ -16,9 +14,7 @@
 // The search on the sketch's nodes and the draw inside one cell are left out
 // (a few thousand nodes, one cell). Within a cell the entries stay in id
 // order: only a cell that holds the support's boundary would be sorted.
-//   native: bd_sortfree_probe ROW.f32 K [REPS]   (tools/sortfree_probe.mjs runs both)
-//   wasm:   build-wasm/tools/sortfree_probe.wasm, exports probe_buffer,
-//           probe_setup(n, k), probe_run(n, stage)
+//   bd_sortfree_probe ROW.f32 K [REPS]   (bench/tools/sortfree_probe.mjs runs it)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -29,7 +25,7 @@
 #include <functional>
 #include <vector>
 
-#include "floor.h"
+#include "floor/floor.h"
 #include "kernels/scaled_exp.h"
 #include "kernels/support_map.h"
 #include "kernels/threshold.h"
@@ -40,8 +36,8 @@ constexpr size_t kMaxV = 262144;
 constexpr size_t kCells = 4096;
 constexpr size_t kTerms = bd::kChebyshevTerms;
 
-alignas(64) float g_input[kMaxV];  // the caller's row (JS writes it here in wasm)
-alignas(64) float g_row[kMaxV];    // the "heap copy" the floor and the stages read
+alignas(64) float g_input[kMaxV];  // the row read from ROW.f32
+alignas(64) float g_row[kMaxV];    // the copy the floor and the stages read
 alignas(64) int32_t g_ids[kMaxV + bd::kCompressSlack], g_cell_ids[kMaxV];
 alignas(64) float g_vals[kMaxV + bd::kCompressSlack], g_cell_vals[kMaxV];
 alignas(64) double g_p[kMaxV], g_q[kMaxV];
@@ -115,13 +111,6 @@ void Setup(size_t n, size_t k) {
 
 }  // namespace
 
-#ifdef __EMSCRIPTEN__
-extern "C" {
-__attribute__((export_name("probe_buffer"))) float* probe_buffer() { return g_input; }
-__attribute__((export_name("probe_setup"))) void probe_setup(size_t n, size_t k) { Setup(n, k); }
-__attribute__((export_name("probe_run"))) double probe_run(size_t n, int stage) { return Run(n, stage); }
-}
-#else
 // Prints one line per stage: {"stage": s, "ms": min over REPS}.
 int main(int argc, char** argv) {
   if (argc < 3) {
@@ -148,4 +137,3 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
-#endif

@@ -1,42 +1,32 @@
 // Pass-count check for the row kernels: each decoder path at V = 262144 (or
-// ROW_PASSES_V), timed side by side in one run with its floors, as ratios:
-//   floor 1 = copy into the heap + one plain SIMD max,
+// ROW_PASSES_V), timed side by side in one run with the bench's floors
+// (bench/floor, build-wasm/bench/floor.wasm), as ratios:
+//   floor 1 = copy into the floor module's memory + one plain SIMD max,
 //   floor 2 = floor 1 + one SIMD sum of exp.
 // Cheap decoders (greedy, min-p, top-k, top-n-sigma) are compared with
 // floor 1, the ones that need the normaliser (softmax + draw, top-p, typical,
 // epsilon) with floor 2. Rounds interleave every case so machine noise hits
 // all of them alike; the medians are reported. The published numbers are
-// bench/'s; this is the kernels' own check (docs/passes.md).
-//   node tools/row_passes.mjs            (after npm run build)
-import { createRequire } from 'node:module';
-import { load } from '../dist/node.mjs';
-import { llmRow, rng } from '../tests/js/reference.mjs';
+// `npm run bench`'s; this is the kernels' own check.
+//   node bench/tools/row_passes.mjs            (after npm run build)
+import { readFileSync } from 'node:fs';
+import { load } from '../../dist/node.mjs';
+import { llmRow, rng } from '../../tests/js/reference.mjs';
+import { loadFloor } from '../suite.mjs';
 
-const require = createRequire(import.meta.url);
 const V = Number(process.env.ROW_PASSES_V ?? 262144);
 const ROUNDS = Number(process.env.ROW_PASSES_ROUNDS ?? 41);
 const INNER = Number(process.env.ROW_PASSES_INNER ?? 10);
 
 const bd = await load();
-const M = await require('../dist/bregman_decoders_node.cjs')();
-const raw = new M.WasmDecoder();
+const floor = await loadFloor(readFileSync(new URL('../../build-wasm/bench/floor.wasm', import.meta.url)));
 const llm = llmRow(V, rng(1), 1.1);    // Zipf 1.1: a large nucleus (the "flat" case)
 const peaked = llmRow(V, rng(2), 2.5); // a small nucleus
 
-function floorMax(row) {
-  const ptr = raw.inputPtr(V);
-  M.HEAPF32.set(row, ptr >>> 2);
-  return M.floorMax(ptr, V);
-}
-function floorMaxExp(row) {
-  const ptr = raw.inputPtr(V);
-  M.HEAPF32.set(row, ptr >>> 2);
-  return M.floorMaxExpSum(ptr, V);
-}
 let step = 0;
 const CASES = [
-  ['floor 1: copy + max', null, () => floorMax(llm)],
-  ['floor 2: copy + max + sum exp', null, () => floorMaxExp(llm)],
+  ['floor 1: copy + max', null, () => floor.max(llm)],
+  ['floor 2: copy + max + sum exp', null, () => floor.maxSumExp(llm)],
   ['greedy', 1, () => bd.sample(llm, { temperature: 0 })],
   ['greedy, zero copy', 1, () => bd.sample(bd.inputBuffer(V), { temperature: 0 })],
   ['min_p 0.05', 1, () => bd.sample(llm, { min_p: 0.05, seed: 1, step: step++ })],

@@ -1,5 +1,6 @@
 // bd_bregman_bench: native microbenchmark of the Bregman stage against the
-// floor (copy + max + sum of exp over the row), side by side in one run.
+// bench's floor (bench/floor: copy + max + sum of exp over the row), side by
+// side in one run.
 //   bd_bregman_bench [V] [reps] [primal|dual ALPHA TARGET_K]
 // For each (divergence, alpha) it picks lambdas that give k ~ 10, ~1000 and
 // >= V/2 on an LLM-like row (Zipf logits with noise, shuffled) and prints the
@@ -21,8 +22,7 @@
 #include "bregman/bregman.h"
 #include "test_hooks.h"
 #include "decoder.h"
-#include "kernels/row_scan.h"
-#include "kernels/softmax.h"
+#include "floor/floor.h"
 
 namespace {
 
@@ -60,8 +60,7 @@ int main(int argc, char** argv) {
   volatile double sink = 0.0;
   const double floor_ms = MedianMs(reps * 4, [&] {
     std::memcpy(copy.data(), row.data(), v * sizeof(float));
-    const bd::RowScan s = bd::ScanRow(copy.data(), v);
-    sink = sink + bd::ExpSum(copy.data(), v, s.max, 1.0f);
+    sink = sink + FloorMaxSumExp(copy.data(), v);
   });
   bd::Decoder dec;
   std::printf("V=%zu floor (copy+max+sum exp) %.3f ms\n", v, floor_ms);

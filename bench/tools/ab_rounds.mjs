@@ -1,4 +1,4 @@
-// The A/B's cases and rounds, shared by tools/ab_builds.mjs in Node and in
+// The A/B's cases and rounds, shared by bench/tools/ab_builds.mjs in Node and in
 // its Chromium page (served from the repository root), each with its own
 // copy of the rows.
 

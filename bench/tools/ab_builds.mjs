@@ -1,9 +1,9 @@
 // Side-by-side A/B of two (or more) builds of the package in one Node process
 // (or, with --chromium, one headless Chromium page: a browser's V8 can rank
-// two builds otherwise than Node's, as the grouped exp showed): each build's
+// two builds otherwise than Node's): each build's
 // dist/ loaded as its own wasm instance, the calls interleaved round by round
 // so machine noise hits them alike; min / median ms per call.
-//   node tools/ab_builds.mjs [--chromium] OLD_DIST NEW_DIST [...]
+//   node bench/tools/ab_builds.mjs [--chromium] OLD_DIST NEW_DIST [...]
 // (AB_CONFIGS, AB_ROWS, AB_V, AB_ROUNDS, AB_SEED: see below.)
 // (a dist/ folder per build, e.g. from `git worktree add` + `npm run build`).
 // Rows: bench/suite.mjs's LLM-shaped and flat rows at V = 262144.
@@ -11,7 +11,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { makeRow } from '../bench/suite.mjs';
+import { makeRow } from '../suite.mjs';
 import { casesWithRows, timeRounds } from './ab_rounds.mjs';
 
 const V = Number(process.env.AB_V ?? 262144);
@@ -19,7 +19,7 @@ const ROUNDS = Number(process.env.AB_ROUNDS ?? 41);
 const chromium = process.argv.includes('--chromium');
 const dirs = process.argv.slice(2).filter((a) => a !== '--chromium');
 if (dirs.length < 2) {
-  console.error('usage: node tools/ab_builds.mjs [--chromium] OLD_DIST NEW_DIST [...]');
+  console.error('usage: node bench/tools/ab_builds.mjs [--chromium] OLD_DIST NEW_DIST [...]');
   process.exit(2);
 }
 // AB_CONFIGS='[["name", {options}, decode?], ...]' replaces the default set.
@@ -52,8 +52,8 @@ async function timeInNode() {
 // loaded by the bench's page (cross-origin isolated: fine timer resolution),
 // which makes the same rows with the same makeRow.
 async function timeInChromium() {
-  const { startServer } = await import('../bench/server.mjs');
-  const { launchChromium } = await import('../tests/browser/chromium.mjs');
+  const { startServer } = await import('../server.mjs');
+  const { launchChromium } = await import('../../tests/browser/chromium.mjs');
   const served = mkdtempSync(path.join(tmpdir(), 'bd-ab-'));
   dirs.forEach((d, b) => cpSync(d, path.join(served, `build${b}`), { recursive: true }));
   const { server, url } = await startServer(served);
@@ -64,7 +64,7 @@ async function timeInChromium() {
     await page.waitForFunction(() => window.benchReady !== undefined);
     await page.evaluate(() => window.benchReady);  // its own loads done before the rounds
     return await page.evaluate(async ({ builds, rows, V, spec, rounds }) => {
-      const { casesWithRows: withRows, timeRounds: inRounds } = await import('/tools/ab_rounds.mjs');
+      const { casesWithRows: withRows, timeRounds: inRounds } = await import('/bench/tools/ab_rounds.mjs');
       const { makeRow: make } = await import('/bench/suite.mjs');
       const bds = [];
       for (let b = 0; b < builds; ++b) bds.push(await (await import(`/rows/build${b}/index.mjs`)).load());

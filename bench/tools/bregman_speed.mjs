@@ -1,12 +1,16 @@
-// Bregman stage vs the floor in Node on the wasm build, side by side in one
-// run: `node tools/bregman_speed.mjs [V] [reps]` (after the build). The floor
-// is a plain seeded draw (copy into the heap + max + sum of exp + draw). For
-// each (divergence, alpha) the lambda is calibrated on the same row to give
-// k ~ 10, ~1000 and >= V/2. Machines here are shared: read the ratios.
-import { load } from '../dist/node.mjs';
-import { llmRow, rng } from '../tests/js/reference.mjs';
+// The Bregman stage against the bench's floor in Node on the wasm build, side
+// by side in one run: `node bench/tools/bregman_speed.mjs [V] [reps]` (after
+// the build). The floor is bench/floor's copy + max + sum of exp
+// (build-wasm/bench/floor.wasm), the one `npm run bench` and its targets use.
+// For each (divergence, alpha) the lambda is calibrated on the same row to
+// give k ~ 10, ~1000 and >= V/2. Machines here are shared: read the ratios.
+import { readFileSync } from 'node:fs';
+import { load } from '../../dist/node.mjs';
+import { llmRow, rng } from '../../tests/js/reference.mjs';
+import { loadFloor } from '../suite.mjs';
 
 const bd = await load();
+const floorModule = await loadFloor(readFileSync(new URL('../../build-wasm/bench/floor.wasm', import.meta.url)));
 const V = Number(process.argv[2] ?? 262144);
 const REPS = Number(process.argv[3] ?? 15);
 const logits = llmRow(V, rng(V), 1.1);
@@ -23,8 +27,8 @@ function median(fn, reps = REPS) {
   return t[t.length >> 1];
 }
 
-const floor = median(() => bd.sample(logits, { seed: 1 }), REPS * 4);
-console.log(`node ${process.version}, kernels ${bd.target}, V=${V}, floor (plain seeded draw) ${floor.toFixed(3)} ms`);
+const floor = median(() => floorModule.maxSumExp(logits), REPS * 4);
+console.log(`node ${process.version}, kernels ${bd.target}, V=${V}, floor (copy + max + sum exp) ${floor.toFixed(3)} ms`);
 const modes = (process.env.MODES ?? 'primal:0.5,primal:1.5,primal:2,dual:1.5').split(',');
 const targets = (process.env.TARGETS ?? `10,1000,${V / 2}`).split(',').map(Number);
 for (const m of modes) {

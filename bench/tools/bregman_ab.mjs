@@ -3,22 +3,22 @@
 // the row with the last build's decode().k, then every build decodes that
 // row at that lambda, round by round; min ms per call.
 //   MODES='[["primal",4],["dual",3]]' TARGETS='[1000,131072]' ROUNDS=5 \
-//     node tools/bregman_ab.mjs OLD_DIST NEW_DIST [...]
+//     node bench/tools/bregman_ab.mjs OLD_DIST NEW_DIST [...]
 // (KIND=flat for bench/suite.mjs's flat row; the default is its LLM-shaped
 // row, seed 1, V = 262144; SEED=N for another row, e.g. bench/bench.mjs's
 // V * 7 (LLM-shaped) and V * 7 + 1 (flat). CALL=sample times sample(), as
 // the bench does: no objective, so no pass for its tail sum.)
-// The first build of a process measured up to 10-30 % slow at small k even
+// The first build a process loads can run 10-30 % slow at small k even
 // after a warm-up: load each build twice, interleaved (OLD NEW OLD' NEW',
 // copies of the dist directories), and compare the pairs.
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { makeRow } from '../bench/suite.mjs';
+import { makeRow } from '../suite.mjs';
 
 const V = 262144;
 const dirs = process.argv.slice(2);
 if (dirs.length < 1) {
-  console.error('usage: node tools/bregman_ab.mjs DIST [DIST ...]');
+  console.error('usage: node bench/tools/bregman_ab.mjs DIST [DIST ...]');
   process.exit(2);
 }
 const bds = await Promise.all(

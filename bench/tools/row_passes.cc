@@ -1,8 +1,9 @@
-// bd_row_passes: the native side of tools/row_passes.mjs. Each decoder path
-// at V = 262144 (or argv[1]) timed side by side in one run with its floors --
-// one plain SIMD max; that plus one SIMD sum of exp -- as ratios (medians of
-// interleaved rounds). Natively there is no heap copy: the floors are the
-// passes alone. argv[2] pins a Highway target (e.g. AVX2).
+// bd_row_passes: the native side of bench/tools/row_passes.mjs. Each decoder
+// path at V = 262144 (or argv[1]) timed side by side in one run with the
+// bench's floors (bench/floor: one plain SIMD max; that plus one SIMD sum of
+// exp) as ratios (medians of interleaved rounds). Natively there is no heap
+// copy: the floors are the passes alone. argv[2] pins a Highway target of the
+// library (e.g. AVX2); the floors dispatch to the best target of the CPU.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -15,8 +16,7 @@
 #include <vector>
 
 #include "decoder.h"
-#include "kernels/floor.h"
-#include "kernels/softmax.h"
+#include "floor/floor.h"
 #include "kernels/target_name.h"
 
 namespace {
@@ -63,9 +63,8 @@ int main(int argc, char** argv) {
   };
   struct Case { const char* name; int floor; std::function<void()> run; };
   const std::vector<Case> cases = {
-      {"floor 1: max", 0, [&] { sink = sink + bd::PlainMax(llm.data(), V); }},
-      {"floor 2: max + sum exp", 0,
-       [&] { sink = sink + bd::ExpSum(llm.data(), V, bd::PlainMax(llm.data(), V), 1.0f); }},
+      {"floor 1: max", 0, [&] { sink = sink + FloorMax(llm.data(), V); }},
+      {"floor 2: max + sum exp", 0, [&] { sink = sink + FloorMaxSumExp(llm.data(), V); }},
       {"greedy", 1, [&] { sample(llm, opts([](auto& o) { o.temperature = 0; })); }},
       {"greedy, 90 % masked row", 1, [&] { sample(masked, opts([](auto& o) { o.temperature = 0; })); }},
       {"min_p 0.05", 1, [&] { sample(llm, opts([](auto& o) { o.min_p = 0.05f; })); }},
