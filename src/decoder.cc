@@ -207,6 +207,14 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     k_ = 1;
     token_ = greedy_token_;
     logprob_ = 0.0;
+  } else {
+    const Drawn d = DrawToken(c, UniformDraw(o.seed, step), ws_, ws_.tuning.reuse_list_exps);
+    k_ = d.k;
+    token_ = d.token;
+    p_token = d.p;
+    logprob_ = d.logprob;
+    draw_reused_exps_ = d.reused_exps;
+    drew_row_band_ = d.from_row_band;
   }
   raw_logprob_ = static_cast<double>(logits[token_]) - raw_max_ - raw_log_z_;  // NaN unless asked
   if (o.return_distribution) {
