@@ -17,7 +17,7 @@ constexpr size_t kMaxVocab = size_t{1} << 22;
 // float passes and the float64 ones part ways: a logit gap above FLT_MAX
 // overflows (v - max) in float to -inf (weight 0) where float64 still gives
 // it e^{gap / T} > 0, so the draw, top-p and typical disagreed with decode()'s
-// probabilities at T ~ 3e38 (found by a review). At T <= 1e30 that weight is
+// probabilities at T ~ 3e38. At T <= 1e30 that weight is
 // below e^{-6e8}: 0 both ways. A temperature of 1e30 is already uniform.
 constexpr float kMaxTemperature = 1e30f;
 

@@ -729,7 +729,7 @@ TEST_CASE("bregman property: tau from the multipliers agrees with tau from the c
 }  // TEST_SUITE
 
 TEST_CASE("bregman property: primal at a large alpha (k = 1 priced, far coordinates' mass)") {
-  // Found by a review against an mpmath reference written from the spec.
+  // Checked against an mpmath reference written from the spec.
   // (1) A support of one: d(1, p) = [1 - p^a - a p^{a-1} (1 - p)] / (a (a - 1)),
   // which is 1 / (a (a - 1)) to double precision once p^{a-1} < 2^-53. R(1)
   // came out inf where a log(1/p) passes ~709 (p^a underflows, g overflows),
@@ -777,8 +777,8 @@ TEST_CASE("bregman property: primal at a large alpha (k = 1 priced, far coordina
   }
   // Large supports, where the sketch's weighted nodes stand for most tokens:
   // 1e5 tokens, k = 2000, alpha 80 (multipliers in range: the map, not the
-  // log-scale path, so its far cut; sum q was 0.98 flat and 0.969 sloped,
-  // found by a review). Flat: q = 1/k. Sloped (p_i ~ e^{-1e-5 i}): sum q = 1
+  // log-scale path, so its far cut; sum q came out 0.98 flat and 0.969
+  // sloped without it). Flat: q = 1/k. Sloped (p_i ~ e^{-1e-5 i}): sum q = 1
   // and the KKT condition q_i^b - p_i^b = b nu alike for every kept token,
   // as b log q_i + log(1 - (p_i / q_i)^b).
   for (bool sloped : {false, true}) {
@@ -873,7 +873,7 @@ TEST_CASE("bregman property: primal at a large alpha (k = 1 priced, far coordina
   }
   // d(1, p) near alpha = 1 with a tiny p (a direct BregmanRenormalise call; in
   // a decode p_max >= 1/V): the form for alpha L > 700 must not drop alpha
-  // r^{alpha-1} (999 came out for 502 at alpha 1.001, found by a review).
+  // r^{alpha-1} (without it 999 comes out for 502 at alpha 1.001).
   // Reference: the closed form in long double.
   struct Case {
     double alpha, log_inv_p;

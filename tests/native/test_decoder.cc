@@ -1178,7 +1178,7 @@ TEST_CASE("decode(): the objective keeps its relative precision when the dropped
   MESSAGE("objective with a tiny tail: " << compared << " decodes, worst relative error " << worst);
 }
 
-// Found by a review against an mpmath reference: rows of up to 64 candidates
+// Against an mpmath reference: rows of up to 64 candidates
 // (every p float64) had their dropped tail priced from float exps, 1e-8..3e-7
 // relative off; and a tail more than 87 / alpha nats below the last kept
 // logit flushed to 0 in those exps (the objective was 0). (Relative checks:
@@ -1594,7 +1594,7 @@ TEST_CASE("the draw over explicit probabilities: blocked sums pick the running s
 
 // The Bregman stage's p must sum to 1 in float64: its normaliser was a float
 // pass over the row (~1e-7 of Z), and 1 - sum p is the mass the
-// renormalisation spreads. Found by a review against a float64 reference:
+// renormalisation spreads. Against a float64 reference:
 // each case below failed before (q of a 3e-7 token 15 % off at k = V, a
 // 2e-9 increment lost, k = 1 for the oracle's 3, objectives 1e-5..1e-4 off).
 TEST_CASE("Bregman's normaliser: small q, small increments, k and objectives to float64 precision") {
@@ -1659,7 +1659,7 @@ TEST_CASE("Bregman's normaliser: small q, small increments, k and objectives to 
 
 TEST_CASE("Bregman: tau_k where the dropped mass is below float64's resolution of 1 (known failure)" *
           doctest::should_fail()) {
-  // Found by a review (long-double reference at k* - 1, k*, k* + 1). Logits
+  // Against a long-double reference at k* - 1, k*, k* + 1. Logits
   // {0, -40, -40}: p = (1 - 8.50e-18, 4.25e-18, 4.25e-18). p_(1) rounds to
   // 1.0, so 1 - s_1 is 0 in float64 and R_1 (in-support cost of k = 1) comes
   // out 0 where it is rem^2 / 2 = 3.6e-35 (alpha 2). The search then prices

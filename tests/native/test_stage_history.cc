@@ -519,7 +519,7 @@ TEST_CASE("penalties: llama.cpp test-sampling.cpp test_penalties cases") {
   }
 }
 
-// Found by a review: the repetition step's float overflow met an infinite
+// Guards against this: the repetition step's float overflow met an infinite
 // frequency term of the same sign (inf - inf), and the NaN logit reached
 // decode() (probabilities NaN) or was dropped as if banned.
 TEST_CASE("penalties: a repetition overflow met by an infinite frequency term is no NaN") {
@@ -571,7 +571,7 @@ TEST_CASE("penalties: a repetition overflow met by an infinite frequency term is
   }
 }
 
-// Found by a review (against llama.cpp's samplers): a history stage placed
+// Against llama.cpp's samplers: a history stage placed
 // after the temperature subtracted or added its amount to untempered logits,
 // so it weighed amount / T. llama.cpp's temperature sampler divides the
 // logits, and a penalties, DRY or logit_bias sampler after it works in those

@@ -166,7 +166,7 @@ TEST_CASE("validation: any value in any option slot reads without undefined beha
   ExpectRangeError(dec, dec.Decode(row.data(), 0, bd::DecodeOptions{}), "empty");
 }
 
-// Found by a review: at temperatures near FLT_MAX a logit gap above FLT_MAX
+// At temperatures near FLT_MAX a logit gap above FLT_MAX
 // overflowed the float passes' (v - max) to -inf (weight 0) while decode()'s
 // float64 probabilities gave it e^{gap / T} > 0: sample() never drew a token
 // that decode() gave 0.12. Temperatures (and dynatemp ranges) above 1e30 are

@@ -18,7 +18,7 @@
 //
 // Range: past alpha ~64 DivergenceRel's series (|r| <= 1/2) can cancel
 // catastrophically (terms of C(alpha, n) |r|^n, ~1e11 at alpha 128), and D(k)
-// loses its precision where y^alpha is subnormal (found by a review against
+// loses its precision where y^alpha is subnormal (checked against
 // mpmath). Rows with large alphas whose gains stay off that branch (the
 // "large alphas" test: tails far below the head) are fine; otherwise large
 // alphas are tested against closed forms and symmetric rows
