@@ -444,7 +444,7 @@ bd::StatusCode Call(bd::Decoder& d, bool sample, const float* row, size_t vocab,
       FUZZ_CHECK(found, "token %d not in the returned distribution", t);
     } else if (state == nullptr) {
       // Without the distribution the draw may read a band of the row the
-      // chain left ungathered (Candidates::row_band): it draws from decode()'s
+      // chain left ungathered (DrawHint::kRowBand): it draws from decode()'s
       // survivors all the same.
       bd::Decoder fresh;
       FUZZ_CHECK(fresh.Decode(row, vocab, o) == bd::StatusCode::kOk, "decode: %s", fresh.error());

@@ -178,60 +178,53 @@ void EnsureSorted(Candidates& c, size_t m, Workspace& ws) {
   }
   const size_t want = std::min(m, c.size);
   if (c.sorted >= want) return;
-  c.list_exp = nullptr;  // reordered
+  ++c.list_version;  // reordered
   // The unsorted tail holds only entries below the sorted head.
   PartialSortByKey(c.ids + c.sorted, c.logits + c.sorted, c.size - c.sorted,
                    want - c.sorted, ws);
   c.sorted = want;
 }
 
-void TakeRowGather(Candidates& c, size_t n, Workspace& ws, const float* exps, float max,
-                   float scale) {
+DrawHint TakeRowGather(Candidates& c, size_t n, Workspace& ws, const float* exps, float max,
+                       float scale) {
   c.ids = ws.ids.data();
   c.logits = ws.logits.data();
   c.size = n;
   c.sorted = 0;
   c.truncated = true;
   c.probs_valid = false;
-  c.list_exp = exps;
-  c.list_exp_max = max;
-  c.list_exp_scale = scale;
+  ++c.list_version;
+  if (exps == nullptr) return DrawHint{};
+  return DrawHint::ListExps(exps, max, scale, c.list_version);
 }
 
-void TakeRowBand(Candidates& c, float lo, float hi, size_t count, const float* exps, float max,
-                 float scale) {
+DrawHint TakeRowBand(Candidates& c, float lo, float hi, size_t count, const float* exps,
+                     float max, float scale) {
   c.truncated = false;
   c.size = 0;
   c.sorted = 0;
-  c.list_exp = nullptr;
-  c.row_band = true;
-  c.band_lo = lo;
-  c.band_hi = hi;
-  c.band_count = count;
-  c.band_exp = exps;
-  c.list_exp_max = max;
-  c.list_exp_scale = scale;
+  ++c.list_version;
+  return DrawHint::RowBand(lo, hi, count, exps, max, scale, c.list_version);
 }
 
-void GatherRowBand(Candidates& c, Workspace& ws) {
+void GatherRowBand(Candidates& c, DrawHint& hint, Workspace& ws) {
   float* list_exp = ws.stage_f32.data();
   const size_t n =
-      GatherInRangeWith(c.row, c.vocab, c.band_lo, std::nextafter(c.band_hi, INFINITY),
-                        ws.ids.data(), ws.logits.data(), RowBlocks(c), c.band_exp, list_exp);
-  c.row_band = false;
-  TakeRowGather(c, n, ws, list_exp, c.list_exp_max, c.list_exp_scale);
+      GatherInRangeWith(c.row, c.vocab, hint.lo, std::nextafter(hint.hi, INFINITY),
+                        ws.ids.data(), ws.logits.data(), RowBlocks(c), hint.exps, list_exp);
+  hint = TakeRowGather(c, n, ws, list_exp, hint.max, hint.scale);
 }
 
 void TruncateToSorted(Candidates& c, size_t j) {
   if (j < c.size) c.probs_valid = false;
-  if (j < c.size || !c.truncated) c.list_exp = nullptr;
+  if (j < c.size || !c.truncated) ++c.list_version;
   c.truncated = true;
   c.size = j;
   c.sorted = std::min(c.sorted, j);
 }
 
 void KeepAtLeast(Candidates& c, float t, Workspace& ws, bool expect_few) {
-  c.list_exp = nullptr;
+  ++c.list_version;
   if (!c.truncated) {
     c.size = expect_few
                  ? GatherAtLeastSparse(c.row, c.vocab, t, ws.ids.data(), ws.logits.data(), RowBlocks(c))
@@ -273,7 +266,7 @@ size_t CountCandidatesAtLeast(const Candidates& c, float t) {
 }
 
 void EditLogit(Candidates& c, int32_t id, float logit) {
-  c.list_exp = nullptr;
+  ++c.list_version;
   if (!c.truncated) {
     if (id < 0 || static_cast<size_t>(id) >= c.vocab || c.row[id] == -INFINITY) return;
     MutableRow(c)[id] = logit;

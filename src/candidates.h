@@ -1,15 +1,36 @@
 // The candidate set every stage reads and narrows (llama.cpp's
-// llama_token_data_array, but structure-of-arrays and lazy):
-//  - before any truncation the candidates are the whole logits row, never
-//    materialised; stages that need order ask for a sorted prefix of it, which
-//    is grown on demand by threshold selection (no sort of the vocabulary);
-//  - after a truncation they are an explicit list (ids, logits), whose first
-//    `sorted` entries are in final order (logit descending, lower id first).
+// llama_token_data_array, but structure-of-arrays and lazy). It is in one of
+// two modes, told by `truncated`:
+//
+//  row  (!truncated): the candidates are the finite entries of the whole
+//       logits row, never materialised.
+//         valid: row, vocab, row_max / row_finite (after FinishEdits while
+//         row_edited), block_max (while blocks_valid), own_row /
+//         row_borrowed (MutableRow's copy).
+//         ids / logits / size: a cache, the sorted top `size` of the row
+//         (size == sorted; grown on demand by EnsureSorted's threshold
+//         selection, no sort of the vocabulary).
+//         probs: not valid.
+//  list (truncated): the candidates are the explicit list ids / logits
+//       (size entries); its first `sorted` are in final order (logit
+//       descending, lower id first), the rest in any order.
+//         row / vocab / row_max / row_finite / block_max still describe
+//         the row the list came from, not the candidates.
+//         probs (while probs_valid): explicit probabilities of the list,
+//         ids-aligned, when a stage's law is not softmax(logits) (Bregman).
+//
+//  Both modes: temperature (the law's scale) and list_version (advanced by
+//  every change of the candidates, so a DrawHint can tell it is current).
+//  A large cut the draw reads straight from the row (DrawHint::kRowBand)
+//  leaves the candidates in row mode with an empty cache; the band itself is
+//  the hint's, and only the draw (or GatherRowBand) reads it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include "draw_hint.h"
 
 namespace bd {
 
@@ -52,36 +73,13 @@ struct Candidates {
   double* probs = nullptr;
   bool probs_valid = false;
 
-  // The list's exps, list-aligned, or null: list_exp[i] =
-  // exp((logits[i] - list_exp_max) * list_exp_scale) exactly as the exp pass
-  // computes it, and the list's ids ascend. Left by a stage that had them
-  // anyway (top-p and typical on the row). list_exp_max is the row's max,
-  // which for top-p (it keeps the max) is the list's, and for typical the
-  // max its walk measured the kept mass from: at the draw's scale these
-  // exps are the list's weights by definition (the same law as exps from
-  // the list's own max, not always the same bits), and the draw sums them
-  // instead of recomputing (SumBlocks: the same bits). They never all
-  // underflow: the kept mass passes the stage's target. Every change to
-  // the list drops them: the helpers below do, and so must a stage that
-  // writes c.logits itself (tests/native/test_decoder.cc checks each stage
-  // after top-p against a decoder that never reuses them).
-  const float* list_exp = nullptr;
-  float list_exp_max = 0.0f;
-  float list_exp_scale = 0.0f;
-
-  // The candidates as a band of the row, never gathered: the row's entries
-  // with band_lo <= logit <= band_hi (band_count of them), weighed by band_exp (row-aligned,
-  // exp((logit - list_exp_max) * list_exp_scale) as the stage's exp pass
-  // wrote them). Left only by top-p and typical on the row, and only where
-  // the draw follows at once (Sample, not greedy, no stage acting after:
-  // StageContext::draw_follows) and the band is large (KeepAsRowBand):
-  // gathering 100 000+ survivors costs more than the draw that reads them.
-  // c.truncated stays false; nothing but the draw reads it (and, for a
-  // Sample that returns the distribution, GatherRowBand after the draw).
-  bool row_band = false;
-  float band_lo = 0.0f, band_hi = 0.0f;
-  size_t band_count = 0;
-  const float* band_exp = nullptr;
+  // Changes whenever the candidates change after a truncation or a stage's
+  // edit: every helper below that edits, reorders or replaces them advances
+  // it, and so must a stage that writes c.ids / c.logits / c.row itself.
+  // A DrawHint records it: a hint whose version differs describes other
+  // candidates (tests/native/test_decoder.cc checks each stage after top-p
+  // against a decoder that never reuses a hint's exps).
+  uint32_t list_version = 0;
 
   // Number of candidates (finite logits in the row, or the list size).
   size_t Count() const { return truncated ? size : row_finite; }
@@ -91,7 +89,7 @@ struct Candidates {
 };
 
 // Whether a cut that keeps `kept` of a row of `vocab` entries, as a band of
-// the row, is left as one (Candidates::row_band) instead of gathered. A rule
+// the row, is left as one (DrawHint::kRowBand) instead of gathered. A rule
 // of the kept set alone: the draw over a band (the row's blocks, masked)
 // differs in rounding from the draw over the same set gathered (the list's
 // blocks), so whichever path found the set, the same set draws alike, also
@@ -108,24 +106,25 @@ inline bool KeepAsRowBand(size_t kept, size_t vocab) { return kept > vocab / 8; 
 void EnsureSorted(Candidates& c, size_t m, Workspace& ws);
 
 // Leaves the candidates as the band lo <= logit <= hi of the row (count
-// entries), weighed by the row-aligned exps measured from max at scale
-// (Candidates::row_band): for the draw that follows at once.
-void TakeRowBand(Candidates& c, float lo, float hi, size_t count, const float* exps, float max,
-                 float scale);
+// entries), weighed by the row-aligned exps measured from max at scale: the
+// band's hint (DrawHint::kRowBand), for the draw that follows at once.
+DrawHint TakeRowBand(Candidates& c, float lo, float hi, size_t count, const float* exps,
+                     float max, float scale);
 
-// Makes a band of the row (c.row_band) the candidate list it stands for:
-// the band's entries in ascending ids, with the band's exps as list_exp (one
-// gather; for a sample() that also returns the distribution).
-void GatherRowBand(Candidates& c, Workspace& ws);
+// Makes a band of the row (hint.kind == kRowBand) the candidate list it
+// stands for: the band's entries in ascending ids, with the band's exps as
+// the list's (hint becomes kListExps; one gather; for a sample() that also
+// returns the distribution).
+void GatherRowBand(Candidates& c, DrawHint& hint, Workspace& ws);
 
 // Keeps only the first j (<= available sorted) candidates.
 void TruncateToSorted(Candidates& c, size_t j);
 
 // Makes the n entries a gather from the row left in ws.ids / ws.logits
-// (ascending ids) the candidate list, with exps (null: none) as its
-// list_exp, measured from max at scale (the weights the draw then uses).
-void TakeRowGather(Candidates& c, size_t n, Workspace& ws, const float* exps, float max,
-                   float scale);
+// (ascending ids) the candidate list. Returns the hint of its exps (null:
+// none) measured from max at scale (the weights the draw then uses).
+DrawHint TakeRowGather(Candidates& c, size_t n, Workspace& ws, const float* exps, float max,
+                       float scale);
 
 // Keeps the list entries i (truncated sets only) for which keep(i) is true,
 // in order; the sorted head keeps what is left of it. keep(i) sees the
@@ -135,7 +134,7 @@ void TakeRowGather(Candidates& c, size_t n, Workspace& ws, const float* exps, fl
 template <class Keep>
 void CompactList(Candidates& c, Keep keep) {
   size_t kept = 0, kept_sorted = 0;
-  c.list_exp = nullptr;
+  ++c.list_version;
   for (size_t i = 0; i < c.size; ++i) {
     const bool k = keep(i);
     c.ids[kept] = c.ids[i];

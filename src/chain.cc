@@ -9,13 +9,13 @@ namespace bd {
 ChainOutcome RunStages(Candidates& c, const DecodeOptions& o, bool greedy,
                        const MirostatState* mirostat, Workspace& ws,
                        const StageContext& ctx) {
-  ChainOutcome out{NAN};
+  ChainOutcome out{NAN, DrawHint{}};
   const StageId* order = o.order_len ? o.order : kDefaultOrder;
   const size_t n = o.order_len ? o.order_len : sizeof(kDefaultOrder) / sizeof(kDefaultOrder[0]);
   const size_t min_keep = static_cast<size_t>(o.min_keep > 1 ? o.min_keep : 1);
   // Only the last stage that acts may leave its survivors to the draw as a
-  // band of the row (StageContext::draw_follows). An id past the registry
-  // (a malformed option block) is skipped.
+  // band of the row (StageContext::draw_follows, DrawHint::kRowBand). An id
+  // past the registry (a malformed option block) is skipped.
   const auto known = [](StageId id) { return id < StageId::kCount; };
   size_t acting_end = 0;  // one past it
   for (size_t s = n; s-- > 0;) {
@@ -31,6 +31,9 @@ ChainOutcome RunStages(Candidates& c, const DecodeOptions& o, bool greedy,
     call.acting_follows = s + 1 < acting_end;
     here.draw_follows = ctx.draw_follows && !greedy && s + 1 == acting_end;
     if (known(order[s])) Stage(order[s]).apply(call);
+    // A hint describes the candidates its stage left; any change after
+    // that (this stage's own, or a later stage's) makes it stale.
+    if (out.draw_hint.list_version != c.list_version) out.draw_hint = DrawHint{};
   }
   return out;
 }

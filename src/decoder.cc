@@ -46,7 +46,8 @@ StatusCode Decoder::Validate(const DecodeOptions& o) {
 
 StatusCode Decoder::RunChain(bool sampling, const float* logits, size_t vocab,
                              const DecodeOptions& o,
-                             const SamplerState* state, uint64_t step, Candidates& c) {
+                             const SamplerState* state, uint64_t step, Candidates& c,
+                             DrawHint* draw_hint) {
   error_[0] = '\0';
   objective_ = NAN;
   top_count_ = 0;
@@ -118,6 +119,7 @@ StatusCode Decoder::RunChain(bool sampling, const float* logits, size_t vocab,
   const ChainOutcome outcome =
       RunStages(c, o, greedy, state ? &state->mirostat() : nullptr, ws_, ctx);
   objective_ = outcome.objective;
+  if (draw_hint) *draw_hint = outcome.draw_hint;
   if (c.Count() == 0) {
     return Fail(StatusCode::kRangeError,
                 "every token was removed (logit_bias / banned_tokens / allowed_tokens / "
@@ -196,7 +198,8 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
                            SamplerState* state) {
   Candidates c;
   const uint64_t step = state ? state->step() : o.step;
-  if (const StatusCode s = RunChain(true, logits, vocab, o, state, step, c);
+  DrawHint hint;
+  if (const StatusCode s = RunChain(true, logits, vocab, o, state, step, c, &hint);
       s != StatusCode::kOk) {
     return s;
   }
@@ -208,7 +211,8 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     token_ = greedy_token_;
     logprob_ = 0.0;
   } else {
-    const Drawn d = DrawToken(c, UniformDraw(o.seed, step), ws_, ws_.tuning.reuse_list_exps);
+    const Drawn d =
+        DrawToken(c, hint, UniformDraw(o.seed, step), ws_, ws_.tuning.reuse_list_exps);
     k_ = d.k;
     token_ = d.token;
     p_token = d.p;
@@ -225,7 +229,7 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     } else {
       // (A band of the row was drawn as one: the same token as without the
       // distribution; the distribution is its list, as decode() gives it.)
-      if (c.row_band) GatherRowBand(c, ws_);
+      if (hint.kind == DrawHint::Kind::kRowBand) GatherRowBand(c, hint, ws_);
       WriteDistribution(c, o.sorted);
     }
     k_ = drawn_from;

@@ -14,6 +14,9 @@
 
 namespace bd {
 
+struct Candidates;
+struct DrawHint;
+
 class Decoder {
  public:
   // Writes the surviving distribution: k ids (most probable first, ties lower
@@ -57,7 +60,7 @@ class Decoder {
   // same token; StageTuning::reuse_list_exps turns the reuse off).
   bool draw_reused_exps() const { return draw_reused_exps_; }
   // Whether the last Sample drew from a band of the row, never gathered
-  // (Candidates::row_band; a diagnostic for the tests).
+  // (DrawHint::kRowBand; a diagnostic for the tests).
   bool drew_row_band() const { return drew_row_band_; }
 
   // Bytes held by the workspace (for the flat-heap tests).
@@ -72,9 +75,11 @@ class Decoder {
   // Checks the row, copies it in and runs every stage; leaves the survivors
   // in c (for greedy: the chosen token in greedy_token_).
   // sampling: Sample (the survivors go straight to a draw, StageContext::
-  // draw_follows; no objective), else Decode.
+  // draw_follows; no objective), else Decode. draw_hint (optional): what
+  // the chain leaves the draw (ChainOutcome::draw_hint).
   StatusCode RunChain(bool sampling, const float* logits, size_t vocab,
-                      const DecodeOptions& o, const SamplerState* state, uint64_t step, Candidates& c);
+                      const DecodeOptions& o, const SamplerState* state, uint64_t step,
+                      Candidates& c, DrawHint* draw_hint = nullptr);
   void ListProbs(Candidates& c);
   // Writes the survivors to ids()/probs() (k() = their count), sorted most
   // probable first unless !sorted (then in the list's own order).

@@ -74,20 +74,21 @@ DrawPick WalkBand(const float* row, const float* e, size_t n, float lo, float hi
   return DrawPick{pick, e[pick]};
 }
 
-// A band of the row left by its stage (top-p, typical: Candidates::row_band):
+// A band of the row left by its stage (top-p, typical: DrawHint::kRowBand):
 // the row's draw with every entry outside the band weighing 0, i.e. the
 // band's sums per row block (one pass over the row and the stage's exps),
 // then one block.
-Drawn DrawFromRowBand(const Candidates& c, double u, Workspace& ws, bool reuse) {
-  const float* e = c.band_exp;
+Drawn DrawFromRowBand(const Candidates& c, const DrawHint& band, double u, Workspace& ws,
+                      bool reuse) {
+  const float* e = band.exps;
   if (!reuse) {
-    ExpWrite(c.row, c.vocab, c.list_exp_max, c.list_exp_scale, ws.row_exp.data());
+    ExpWrite(c.row, c.vocab, band.max, band.scale, ws.row_exp.data());
     e = ws.row_exp.data();
   }
   float* block_sums = ws.block_sums.data();
-  const double z = SumBandBlocks(c.row, e, c.vocab, c.band_lo, c.band_hi, block_sums);
-  const DrawPick d = WalkBand(c.row, e, c.vocab, c.band_lo, c.band_hi, block_sums, u * z);
-  return Drawn{static_cast<int32_t>(d.index), c.band_count, static_cast<double>(d.e) / z,
+  const double z = SumBandBlocks(c.row, e, c.vocab, band.lo, band.hi, block_sums);
+  const DrawPick d = WalkBand(c.row, e, c.vocab, band.lo, band.hi, block_sums, u * z);
+  return Drawn{static_cast<int32_t>(d.index), band.count, static_cast<double>(d.e) / z,
                LogF64(static_cast<double>(d.e)) - LogF64(z), reuse, true};
 }
 
@@ -107,16 +108,18 @@ Drawn DrawFromRow(const Candidates& c, double u, Workspace& ws) {
 // A truncated list, walked in a canonical order (sorted, or ascending ids),
 // so every platform draws the same token whatever its nth_element; any other
 // order (a partially sorted list) is sorted first.
-Drawn DrawFromList(Candidates& c, double u, Workspace& ws, bool reuse_stage_exps) {
+Drawn DrawFromList(Candidates& c, const DrawHint& hint, double u, Workspace& ws,
+                   bool reuse_stage_exps) {
   const float scale = static_cast<float>(1.0 / c.temperature);
   // A stage's exps of this very list (ascending ids) at this scale are its
   // weights, measured from the max the stage measured them from
-  // (Candidates::list_exp): summed as they are, or recomputed (the same bits).
-  const bool measured = c.list_exp != nullptr && !c.probs_valid && c.list_exp_scale == scale;
+  // (DrawHint::kListExps): summed as they are, or recomputed (the same bits).
+  const bool measured =
+      hint.kind == DrawHint::Kind::kListExps && !c.probs_valid && hint.scale == scale;
   const bool reuse = reuse_stage_exps && measured;
   // A sorted list (Bregman's q) needs no scan: it is canonical already.
   const bool sorted = c.sorted >= c.size;
-  const ListScan scan = measured ? ListScan{true, c.list_exp_max}
+  const ListScan scan = measured ? ListScan{true, hint.max}
                         : sorted ? ListScan{false, 0.0f}
                                  : ScanList(c.ids, c.logits, c.size);
   if (!scan.ids_ascending) EnsureSorted(c, c.size, ws);
@@ -129,7 +132,7 @@ Drawn DrawFromList(Candidates& c, double u, Workspace& ws, bool reuse_stage_exps
   // then one block).
   const float max = scan.ids_ascending ? scan.max : CandidateMax(c);
   float* block_sums = ws.block_sums.data();
-  const double z = reuse ? SumBlocks(c.list_exp, c.size, block_sums)
+  const double z = reuse ? SumBlocks(hint.exps, c.size, block_sums)
                          : ExpBlockSums(c.logits, c.size, max, scale, block_sums);
   const DrawPick d = WalkBlocks(c.logits, c.size, max, scale, block_sums, u * z,
                                 ws.tmp_logits.data());
@@ -139,10 +142,13 @@ Drawn DrawFromList(Candidates& c, double u, Workspace& ws, bool reuse_stage_exps
 
 }  // namespace
 
-Drawn DrawToken(Candidates& c, double u, Workspace& ws, bool reuse_stage_exps) {
-  if (c.row_band) return DrawFromRowBand(c, u, ws, reuse_stage_exps);
+Drawn DrawToken(Candidates& c, const DrawHint& hint, double u, Workspace& ws,
+                bool reuse_stage_exps) {
+  if (hint.kind == DrawHint::Kind::kRowBand) {
+    return DrawFromRowBand(c, hint, u, ws, reuse_stage_exps);
+  }
   if (!c.truncated) return DrawFromRow(c, u, ws);
-  return DrawFromList(c, u, ws, reuse_stage_exps);
+  return DrawFromList(c, hint, u, ws, reuse_stage_exps);
 }
 
 }  // namespace bd

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "candidates.h"
+#include "draw_hint.h"
 #include "workspace.h"
 
 namespace bd {
@@ -24,9 +25,11 @@ struct Drawn {
 
 // Draws from the candidates (not greedy: the chain left at least one, and
 // c.temperature is the scale). May sort the list (a partially sorted one).
-// reuse_stage_exps: sum a stage's exps of the list or band where there are
-// some (Candidates::list_exp, band_exp) instead of recomputing them; the same
-// bits either way (the tests compare both).
-Drawn DrawToken(Candidates& c, double u, Workspace& ws, bool reuse_stage_exps = true);
+// hint: what the chain's last cut left for the candidates as they are
+// (ChainOutcome::draw_hint): a band of the row is drawn as one; a list's
+// exps are summed instead of recomputed where reuse_stage_exps (the same
+// bits either way: the tests compare both).
+Drawn DrawToken(Candidates& c, const DrawHint& hint, double u, Workspace& ws,
+                bool reuse_stage_exps = true);
 
 }  // namespace bd

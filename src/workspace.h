@@ -38,7 +38,7 @@ struct StageTuning {
   uint32_t typical_forced_ring_first = 0;
   uint32_t typical_forced_ring_limit = 0;
   // The draw weighs a stage's kept list (or band) by the exps the stage
-  // computed (Candidates::list_exp / band_exp). Off: recomputes them.
+  // computed (DrawHint::exps). Off: recomputes them.
   bool reuse_list_exps = true;
 };
 

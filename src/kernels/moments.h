@@ -33,7 +33,7 @@ BandTotals BandSum(const float* v, const float* w, size_t n, float lo, float hi)
 // BandSum's weight, per kBlock-block of v into block_sums as SumBlocks
 // (softmax.h) leaves them for w with the entries outside the band set to 0;
 // returns their total. The draw over a band of the row left ungathered
-// (Candidates::row_band): one read of the row and its exps.
+// (DrawHint::kRowBand): one read of the row and its exps.
 double SumBandBlocks(const float* v, const float* w, size_t n, float lo, float hi,
                      float* block_sums);
 

@@ -190,7 +190,7 @@ double ApplyBregman(Candidates& c, const BregmanParams& params, Workspace& ws,
   // decode): no copy.
   c.probs = ws.bregman.q.data();
   c.probs_valid = true;
-  c.list_exp = nullptr;
+  ++c.list_version;
   if (logits_needed) {
     // Keep the logits consistent with q for the stages that run later.
     LogF64ToFloat(ws.bregman.q.data(), r.k, c.logits);

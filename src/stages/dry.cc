@@ -136,7 +136,7 @@ void ApplyDry(Candidates& c, const DryParams& p, Workspace& ws, const StageConte
   if (!moved) return;
   c.sorted = 0;
   c.probs_valid = false;
-  c.list_exp = nullptr;
+  ++c.list_version;
   if (removed) KeepAtLeast(c, -FLT_MAX, ws);
 }
 

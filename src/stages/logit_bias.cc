@@ -62,7 +62,7 @@ void ApplyToList(Candidates& c, const LogitBiasParams& p, Workspace& ws) {
   if (moved) c.sorted = 0;
   if (moved || removed) {
     c.probs_valid = false;
-    c.list_exp = nullptr;
+    ++c.list_version;
   }
   if (removed) KeepAtLeast(c, -FLT_MAX, ws);  // drops -inf, keeps the order
 }

@@ -84,7 +84,7 @@ void ApplyPenalties(Candidates& c, const PenaltyParams& params, Workspace& ws,
   if (!moved) return;
   c.sorted = 0;  // an edited logit may belong anywhere in the order
   c.probs_valid = false;
-  c.list_exp = nullptr;
+  ++c.list_version;
   if (removed) KeepAtLeast(c, -FLT_MAX, ws);
 }
 

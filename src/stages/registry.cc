@@ -106,7 +106,9 @@ bool TypicalValid(O o, Complaint& why) {
     return why("typical_p must be in (0, 1], got %g", o.typical.p);
   return true;
 }
-void TypicalApply(StageCall& a) { ApplyTypical(a.c, a.o.typical, a.ws, a.ctx); }
+void TypicalApply(StageCall& a) {
+  ApplyTypical(a.c, a.o.typical, a.ws, a.ctx, &a.out.draw_hint);
+}
 
 // ---- top_p (stages.h).
 bool TopPSet(O o) { return o.top_p < 1.0f; }
@@ -115,7 +117,7 @@ bool TopPValid(O o, Complaint& why) {
   return true;
 }
 void TopPApply(StageCall& a) {
-  ApplyTopP(a.c, a.o.top_p, a.min_keep, a.ws, a.ctx.draw_follows);
+  ApplyTopP(a.c, a.o.top_p, a.min_keep, a.ws, a.ctx.draw_follows, &a.out.draw_hint);
 }
 
 // ---- min_p (stages.h).

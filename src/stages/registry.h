@@ -11,6 +11,7 @@
 #include <cstddef>
 
 #include "candidates.h"
+#include "draw_hint.h"
 #include "options.h"
 #include "sampler_state.h"
 #include "stages/stage.h"
@@ -20,6 +21,10 @@ namespace bd {
 
 struct ChainOutcome {
   double objective;  // Bregman objective, NaN when the stage did not run
+  // What the last stage that left one hands the draw (top-p, typical);
+  // a stage sets it only where it cuts. The chain drops it once the
+  // candidates change after it (Candidates::list_version).
+  DrawHint draw_hint;
 };
 
 // One stage's call, as the chain makes it.
@@ -62,7 +67,7 @@ struct StageSpec {
   bool (*configured)(const DecodeOptions& o);
   // It can change the candidates under these options; false only where its
   // apply returns at once. The chain lets only the last acting stage leave
-  // its survivors to the draw as a band of the row.
+  // its survivors to the draw as a band of the row (DrawHint::kRowBand).
   bool (*acts)(const DecodeOptions& o, bool greedy);
   // Its parameters' ranges, checked on every call whether it runs or not.
   bool (*valid)(const DecodeOptions& o, Complaint& why);

@@ -47,7 +47,7 @@ struct StageContext {
   // Whether the chain's survivors go straight to a draw (Sample, not
   // greedy); RunStages narrows it, per stage, to "and no
   // stage acting after this one", where a stage may leave its survivors as a
-  // band of the row (Candidates::row_band) instead of gathering them.
+  // band of the row (DrawHint::kRowBand) instead of gathering them.
   bool draw_follows = false;
 };
 

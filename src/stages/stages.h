@@ -31,10 +31,11 @@ void ApplyTopK(Candidates& c, size_t k, Workspace& ws);
 // Keeps the smallest most-probable prefix whose mass reaches p (llama.cpp;
 // reached means >= p within 1e-6 relative, so exact prefix sums written as
 // float32 logits stop where the arithmetic says), and at least min_keep.
-// draw_follows (StageContext::draw_follows): a large nucleus on the row may
-// stay a band of it (Candidates::row_band).
+// hint (optional): where a cut leaves the draw its exps (DrawHint::kListExps)
+// or, with draw_follows (StageContext::draw_follows), a large nucleus on the
+// row as a band of it (DrawHint::kRowBand); left as it was otherwise.
 void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws,
-               bool draw_follows = false);
+               bool draw_follows = false, DrawHint* hint = nullptr);
 
 // Keeps the candidates with logit >= t, or the top min_keep when fewer pass:
 // one SIMD count pass, then one gather (or nothing when all pass). The rule

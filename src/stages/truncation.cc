@@ -39,7 +39,7 @@ namespace {
 // sorted. The kept set is what the sorted walk would keep: every logit >= hi,
 // then the band in order (logit descending, lower id first) until the mass
 // reaches the target. On the row one gather then takes the nucleus with its
-// exps (the draw's list_exp); a list is compacted.
+// exps (the draw's DrawHint::kListExps); a list is compacted.
 constexpr size_t kTopPBand = 1024;
 
 // The first bucket b with above + mass[0..b] >= target (the last one when
@@ -111,7 +111,7 @@ bool FinishPrefilter(Candidates& c, float max, float inv_width, size_t n, size_t
   c.sorted = 0;
   c.truncated = true;
   c.probs_valid = false;
-  c.list_exp = nullptr;
+  ++c.list_version;
   ++ws.probes.top_p_prefilter_hits;
   return true;
 }
@@ -613,22 +613,23 @@ NucleusCut WalkBandToCut(const Candidates& c, const TopPInput& in, const Boundar
 // where it does not. After the prefilter the narrowing wrote its exps over
 // the head of the row's exps: rewritten, the same bits.
 bool LeaveRowBand(Candidates& c, const TopPInput& in, const NucleusCut& cut,
-                  const BoundaryBand& band, size_t kept, bool draw_follows, Workspace& ws) {
+                  const BoundaryBand& band, size_t kept, bool draw_follows, Workspace& ws,
+                  DrawHint& hint) {
   if (!(draw_follows && !cut.ties_dropped && KeepAsRowBand(kept, c.vocab))) return false;
   if (in.prefiltered) {
     ExpWrite(c.row, std::min(c.vocab, band.exps_written), in.max, in.scale, ws.row_exp.data());
   }
-  TakeRowBand(c, cut.logit, INFINITY, kept, ws.row_exp.data(), in.max, in.scale);
+  hint = TakeRowBand(c, cut.logit, INFINITY, kept, ws.row_exp.data(), in.max, in.scale);
   return true;
 }
 
 // The row's nucleus: a band of the row where it stays one (its count from
 // the ring's hole and its ring tokens kept, or the histograms' count above
 // the band and the band's kept head), else gathered in ascending ids with
-// its exps in one pass (the draw's list_exp).
+// its exps in one pass (the draw's hint).
 void TakeRowNucleus(Candidates& c, const TopPInput& in, const NucleusCut& cut,
                     const BoundaryBand& band, const TopPRingCut* ring, bool draw_follows,
-                    Workspace& ws) {
+                    Workspace& ws, DrawHint& hint) {
   if (draw_follows && !cut.ties_dropped) {
     size_t kept = 0;
     if (ring) {
@@ -637,14 +638,14 @@ void TakeRowNucleus(Candidates& c, const TopPInput& in, const NucleusCut& cut,
     } else {
       kept = band.above_count + cut.last;
     }
-    if (LeaveRowBand(c, in, cut, band, kept, draw_follows, ws)) return;
+    if (LeaveRowBand(c, in, cut, band, kept, draw_follows, ws, hint)) return;
   }
   float* list_exp = ws.stage_f32.data();
   const size_t n = GatherAtLeastWith(c.row, c.vocab, cut.logit, ws.ids.data(), ws.logits.data(),
                                      in.blocks, in.e, list_exp);
-  TakeRowGather(c, n, ws, list_exp, in.max, in.scale);
+  hint = TakeRowGather(c, n, ws, list_exp, in.max, in.scale);
   if (cut.ties_dropped) {
-    // (CompactList drops list_exp: this rare case recomputes.)
+    // (CompactList makes the hint stale: this rare case recomputes.)
     const float cut_logit = cut.logit;
     const int32_t cut_id = cut.id;
     CompactList(c, [&c, cut_logit, cut_id](size_t i) {
@@ -654,19 +655,18 @@ void TakeRowNucleus(Candidates& c, const TopPInput& in, const NucleusCut& cut,
 }
 
 // The nucleus taken: the prefilter's list compacted to it with its exps
-// (ascending ids: the draw's list_exp, as the row's gather would leave it),
+// (ascending ids: the draw's hint, as the row's gather would leave it),
 // then a band of the row where it stays one; a list compacted to it; the
 // row's (TakeRowNucleus).
 void TakeNucleus(Candidates& c, const TopPInput& in, const NucleusCut& cut,
                  const BoundaryBand& band, const TopPRingCut* ring, bool draw_follows,
-                 Workspace& ws) {
+                 Workspace& ws, DrawHint& hint) {
   if (in.prefiltered) {
     float* list_e = ws.stage_f32.data();
     c.size = CompactAboveCut(c.ids, c.logits, list_e, c.size, cut.logit, cut.id);
-    c.list_exp = list_e;
-    c.list_exp_max = in.max;
-    c.list_exp_scale = in.scale;
-    LeaveRowBand(c, in, cut, band, c.size, draw_follows, ws);  // (or the list stays)
+    ++c.list_version;
+    hint = DrawHint::ListExps(list_e, in.max, in.scale, c.list_version);
+    LeaveRowBand(c, in, cut, band, c.size, draw_follows, ws, hint);  // (or the list stays)
     return;
   }
   if (!in.on_row) {
@@ -678,7 +678,7 @@ void TakeNucleus(Candidates& c, const TopPInput& in, const NucleusCut& cut,
     });
     return;
   }
-  TakeRowNucleus(c, in, cut, band, ring, draw_follows, ws);
+  TakeRowNucleus(c, in, cut, band, ring, draw_follows, ws, hint);
 }
 
 // A nucleus larger than the sorted prefix, cut by its boundary's band (see
@@ -688,7 +688,7 @@ void TakeNucleus(Candidates& c, const TopPInput& in, const NucleusCut& cut,
 // (ExpPassWithCut: e its exps, ws.hist_mass its histogram). Otherwise a
 // large row tries the prefilter, then the ring.
 void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float scale,
-                     const float* e, double z, Workspace& ws, bool draw_follows,
+                     const float* e, double z, Workspace& ws, bool draw_follows, DrawHint& hint,
                      const TopPRingCut* pre_ring = nullptr, bool pre_filtered = false) {
   const bool row = !c.truncated;
   const double target = TopPShare(p) * z;
@@ -726,12 +726,15 @@ void TopPByThreshold(Candidates& c, double p, size_t min_keep, float max, float 
   // The narrowing's exps go to scratch free here.
   NarrowDenseBand(in, on_row ? ws.stage_f32.data() : ws.row_exp.data(), band, ws);
   const NucleusCut cut = WalkBandToCut(c, in, band, ws);
-  TakeNucleus(c, in, cut, band, ring, draw_follows, ws);
+  TakeNucleus(c, in, cut, band, ring, draw_follows, ws, hint);
 }
 
 }  // namespace
 
-void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws, bool draw_follows) {
+void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws, bool draw_follows,
+               DrawHint* hint_out) {
+  DrawHint unused;
+  DrawHint& hint = hint_out ? *hint_out : unused;
   const size_t n = c.Count();
   if (p >= 1.0 || n <= 1) return;
   const float max = CandidateMax(c);
@@ -741,7 +744,7 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws, bool dra
   const size_t len = c.truncated ? c.size : c.vocab;
   const bool large = n > kTopPSortedPrefix;
   // On the row the exps go to row_exp, so the nucleus can carry them to the
-  // draw (Candidates::list_exp).
+  // draw (DrawHint::kListExps).
   float* e = c.truncated ? ws.stage_f32.data() : ws.row_exp.data();
   const float scale = static_cast<float>(1.0 / c.temperature);
   // A flat row: the exp pass also places and gathers top-p's ring.
@@ -751,11 +754,12 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws, bool dra
                      c.vocab >= kRingMin && ExpPassWithCut(c, p, max, scale, e, ws, &z, &fused_cut);
   if (!fused) z = large ? ExpWrite(v, len, max, scale, e) : CandidateExpSum(c, max);
   if (fused_cut.ringed) {
-    TopPByThreshold(c, p, min_keep, max, scale, e, z, ws, draw_follows, &fused_cut.ring);
+    TopPByThreshold(c, p, min_keep, max, scale, e, z, ws, draw_follows, hint, &fused_cut.ring);
     return;
   }
   if (fused_cut.prefiltered) {
-    TopPByThreshold(c, p, min_keep, max, scale, ws.stage_f32.data(), z, ws, draw_follows, nullptr,
+    TopPByThreshold(c, p, min_keep, max, scale, ws.stage_f32.data(), z, ws, draw_follows, hint,
+                    nullptr,
                     true);
     return;
   }
@@ -776,7 +780,7 @@ void ApplyTopP(Candidates& c, double p, size_t min_keep, Workspace& ws, bool dra
     }
     if (avail == n) return;  // the whole set is needed: nothing to cut
   }
-  TopPByThreshold(c, p, min_keep, max, scale, e, z, ws, draw_follows && !c.truncated);
+  TopPByThreshold(c, p, min_keep, max, scale, e, z, ws, draw_follows && !c.truncated, hint);
 }
 
 void KeepLogitAtLeast(Candidates& c, float t, size_t min_keep, Workspace& ws) {

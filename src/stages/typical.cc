@@ -381,7 +381,7 @@ size_t DropTiesPastStop(const TypicalSetup& t, size_t n, double stop, int32_t la
 // row: a cut can move only where the walk's margin is below ~1e-7 of the
 // mass, inside kExceedFuzz).
 bool KeepRowBand(Candidates& c, const TypicalSetup& t, Radii r, const BandList& band,
-                 bool draw_follows, Workspace& ws) {
+                 bool draw_follows, Workspace& ws, DrawHint& hint) {
   const FloatBand a =
       r.lo >= 0.0 ? BandWithin(t.center, r.lo) : FloatBand{INFINITY, -INFINITY};
   const FloatBand b = BandWithin(t.center, r.hi);
@@ -399,7 +399,7 @@ bool KeepRowBand(Candidates& c, const TypicalSetup& t, Radii r, const BandList& 
   const FloatBand f = BandWithin(t.center, stop.distance);
   if (draw_follows && stop.ties_out == 0 && KeepAsRowBand(kept, c.vocab)) {
     // A large set the draw reads straight from the row: no gather.
-    TakeRowBand(c, f.lo, f.hi, kept, t.e, t.max, t.scale);
+    hint = TakeRowBand(c, f.lo, f.hi, kept, t.e, t.max, t.scale);
     return true;
   }
   float* list_exp = ws.stage_f32.data();
@@ -416,8 +416,8 @@ bool KeepRowBand(Candidates& c, const TypicalSetup& t, Radii r, const BandList& 
   // their exps.
   if (stop.ties_out > 0) n = DropTiesPastStop(t, n, stop.distance, last_id, list_exp, ws);
   // The draw weighs the survivors by the walk's own exps (from the row's
-  // maximum; see Candidates::list_exp).
-  TakeRowGather(c, n, ws, list_exp, t.max, t.scale);
+  // maximum; see DrawHint::kListExps).
+  hint = TakeRowGather(c, n, ws, list_exp, t.max, t.scale);
   return true;
 }
 
@@ -756,8 +756,9 @@ void WalkAnnulus(const TypicalSetup& t, size_t nb, TypicalWalk& w, Workspace& ws
 // in ascending ids (the draw's canonical order, so it needs no sort): a
 // bitmap of the kept ids (most of them come in ascending runs, so each word
 // is built in a register), then its set bits in order, with their exps
-// (from the row's maximum): the draw's weights (Candidates::list_exp).
-void TakeKeptFromRow(Candidates& c, const TypicalSetup& t, size_t kept, Workspace& ws) {
+// (from the row's maximum): the draw's weights (DrawHint::kListExps).
+void TakeKeptFromRow(Candidates& c, const TypicalSetup& t, size_t kept, Workspace& ws,
+                     DrawHint& hint) {
   const int32_t* out = ws.stage_i32.data();
   uint64_t* bits = ws.sort_scratch.data();
   const size_t words = (c.vocab + 63) / 64;
@@ -785,7 +786,7 @@ void TakeKeptFromRow(Candidates& c, const TypicalSetup& t, size_t kept, Workspac
       ++j;
     }
   }
-  TakeRowGather(c, kept, ws, list_exp, t.max, t.scale);
+  hint = TakeRowGather(c, kept, ws, list_exp, t.max, t.scale);
 }
 
 // A list's survivors (kept positions in ws.stage_i32), compacted in place,
@@ -800,7 +801,7 @@ void KeepFromList(Candidates& c, const TypicalSetup& t, size_t kept, Workspace& 
 
 // One SIMD pass gives the weights e_i, z and c* (ExpMoments): the centre
 // L = max + T c* and the target mass. On the row the exps go to row_exp, so
-// the survivors can carry them to the draw (Candidates::list_exp).
+// the survivors can carry them to the draw (DrawHint::kListExps).
 TypicalSetup SetUp(Candidates& c, const TypicalParams& p, Workspace& ws) {
   const size_t n = c.Count();
   const Span s = c.truncated ? Span{c.logits, c.ids, c.size} : Span{c.row, nullptr, c.vocab};
@@ -821,8 +822,11 @@ TypicalSetup SetUp(Candidates& c, const TypicalParams& p, Workspace& ws) {
 
 }  // namespace
 
-void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const StageContext& ctx) {
+void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const StageContext& ctx,
+                  DrawHint* hint_out) {
   if (!(p.p < 1.0f) || c.Count() <= 1) return;
+  DrawHint unused;
+  DrawHint& hint = hint_out ? *hint_out : unused;
   const TypicalSetup t = SetUp(c, p, ws);
   TypicalWalk w;
   BandList band;  // the first bracket's band, when its histogram read one (on the row)
@@ -831,7 +835,7 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
     // (Any round: the rounds before kept whole bands, everything within
     // r_done <= r_lo, which is what the band path assumes of A.)
     if (!c.truncated && r.hi < kInf && ws.tuning.typical_row_bands &&
-        KeepRowBand(c, t, r, band, ctx.draw_follows, ws)) {
+        KeepRowBand(c, t, r, band, ctx.draw_follows, ws, hint)) {
       ++ws.probes.typical_row_band_hits;
       return;
     }
@@ -843,7 +847,7 @@ void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const St
   }
   if (w.kept >= t.n) return;  // nothing removed: the candidates stay as they are
   if (!c.truncated) {
-    TakeKeptFromRow(c, t, w.kept, ws);
+    TakeKeptFromRow(c, t, w.kept, ws, hint);
   } else {
     KeepFromList(c, t, w.kept, ws);
   }

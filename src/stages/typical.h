@@ -56,6 +56,10 @@ struct TypicalParams {
 // of the row. When p is within
 // ~1e-5 of 1 the far tail itself is the boundary and must be ordered, so the
 // sort grows to that tail.
-void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const StageContext& ctx);
+// hint (optional): where a cut of the row leaves the draw its exps
+// (DrawHint::kListExps) or, with ctx.draw_follows, a large cut as a band of
+// the row (DrawHint::kRowBand); left as it was otherwise.
+void ApplyTypical(Candidates& c, const TypicalParams& p, Workspace& ws, const StageContext& ctx,
+                  DrawHint* hint = nullptr);
 
 }  // namespace bd

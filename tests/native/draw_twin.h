@@ -18,7 +18,7 @@ struct TwinDraw {
   double gap;  // |u Z - nearest CDF boundary| / Z
 };
 // keep (optional, row-aligned): the entries outside it weigh 0 (the draw
-// over a band of the row, Candidates::row_band).
+// over a band of the row, DrawHint::kRowBand).
 inline TwinDraw DrawTwin(const std::vector<float>& row, float max, float scale, double u,
                          const std::vector<char>* keep = nullptr) {
   const size_t n = row.size();

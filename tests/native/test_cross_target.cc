@@ -401,7 +401,7 @@ static void CheckPinnedOnEveryTarget(const char* what, uint64_t (*hash)(const st
   CHECK(got[0] == pinned);
 }
 
-// Draws over a band of the row left ungathered (Candidates::row_band): top-p
+// Draws over a band of the row left ungathered (DrawHint::kRowBand): top-p
 // (its ring and its row histogram) and typical on a flat row long enough for
 // both, tempered and not; every draw must take the band (else the hash
 // would pin the list's draw instead).
