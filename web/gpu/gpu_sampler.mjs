@@ -3,6 +3,7 @@
 // step is the stateless call with that history, seed and step (what the wasm
 // sampler does); with mirostat a wasm sampler carries mu.
 import { randomSeed64 } from '../src/rng.js';
+import { configuredStages } from './planning.mjs';
 import { withOptions } from './restate.mjs';
 
 // Brands a GpuSampler with its decoder (a batch refuses another decoder's).
@@ -37,7 +38,7 @@ export function defineGpuSampler(ctx) {
       // A wasm sampler validates the options (TypeError / RangeError now, not
       // at the first draw); with mirostat it also carries mu.
       const cpu = bd.createSampler(withOptions(options, { seed: this._seed }));
-      if ((options.mirostat ?? 0) !== 0) this._cpu = cpu;
+      if (configuredStages(bd, options).has('mirostat')) this._cpu = cpu;
       else { cpu.dispose(); this._cpu = null; }
     }
     // As the wasm sampler: a disposed sampler (or one of a disposed GPU
