@@ -85,9 +85,9 @@ test('stateless at V = 131072 and 262144: the main families equal the CPU path',
 // tail's own tokens, all within 1.1e-5 (the GPU's normaliser, ~1e-6, times
 // alpha / T). Relative tolerance, no absolute allowance. The tempered cases
 // also check that a temperature before Bregman (the default order) gives the
-// normaliser at that temperature: it was taken at T = 1 (top-p, listed
-// before the temperature but off, ended the walk), so every such call fell
-// back to reading the whole row.
+// normaliser at that temperature, not at T = 1 (top-p, listed before the
+// temperature but off, does not end the walk): such calls take the candidate
+// path, not a full readback.
 test('Bregman on the whole row: the objective keeps its relative precision when the tail is tiny, after a temperature too', async () => {
   const r = await inPage(async (h, cases) => {
     const out = [];
@@ -135,13 +135,13 @@ test('Bregman on the whole row: the objective keeps its relative precision when 
   assert.ok(temperedOnPath >= 14, `only ${temperedOnPath} of 16 tempered decodes took the tail-mass path`);
 });
 
-// Planner corner cases (a review of the planner found each giving another
-// answer than the CPU path, or reading the row back for nothing): top-p
-// before an acting edit in a custom order (the restated call left the listed
-// ids out), a nucleus of exactly min_keep > 256 entries (another order), an
-// invalid top_p (restated instead of thrown), and greedy with a model's
-// default top-p or a large top-k, Bregman after bans alone and decode() with a
-// large top_logprobs (needless full readbacks).
+// Planner corner cases, each of which could give another answer than the CPU
+// path, or read the row back for nothing: top-p before an acting edit in a
+// custom order (a restated call would leave the listed ids out), a nucleus of
+// exactly min_keep > 256 entries (another order), an invalid top_p (thrown,
+// not restated), and greedy with a model's default top-p or a large top-k,
+// Bregman after bans alone and decode() with a large top_logprobs (no
+// needless full readbacks).
 test('planner: custom orders with edits after top-p, min_keep nuclei, invalid top_p, greedy with truncations, Bregman after bans', async () => {
   const r = await inPage(async (h, cases) => {
     const bad = [], paths = {};
@@ -262,7 +262,7 @@ test('stateful chains: 1000 steps, the same tokens as the CPU samplers', async (
   assert.equal(r.stats.fallbacks, r.perChain.reduce((s, c) => s + c.fallbacks, 0));
 });
 
-// An unseeded sampler replayed its sequence after reset() (found by a review).
+// An unseeded GPU sampler draws a fresh sequence after reset(), as a wasm sampler.
 test('GPU samplers: reset() of an unseeded sampler draws a fresh sequence, a seeded one replays', async () => {
   const r = await inPage(async (h, cases) => {
     const V = 4096, row = cases.llmRow(V, cases.rng(70), 0.9), buf = h.upload(row);

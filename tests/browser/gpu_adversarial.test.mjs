@@ -1,10 +1,9 @@
-// Adversarial cases for createGpuDecoder (from a review, 2026-12-06): the GPU
-// result against the CPU result on edge rows (-0 beside +0, ties at the
-// candidate cut, -inf, all equal, one finite logit, +-FLT_MAX, subnormals),
+// Adversarial cases for createGpuDecoder: the GPU result against the CPU
+// result on edge rows (-0 beside +0, ties at the candidate cut, -inf, all
+// equal, one finite logit, +-FLT_MAX, subnormals),
 // edge options (top_logprobs on the restated top-p path, top_p twice in a
 // custom order, ...), f16 range ends, row indices (type and range), stats
 // counts of calls that throw, samplers across steps and concurrent calls.
-// Each of its first four tests failed before the fixes it came with.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { openGpuPage } from './gpu_page.mjs';
@@ -313,8 +312,8 @@ test('samplers across steps (XTC, mirostat, long histories) and concurrent calls
   });
   console.log(JSON.stringify(r.info, null, 1));
   // The bad call (top_k -1) falls back, reads the row, then throws the CPU's
-  // RangeError: it counts as a call with its fallback and its bytes (before,
-  // its fallback was counted without the call).
+  // RangeError: it counts as a call with its fallback and its bytes (never a
+  // fallback without its call).
   assert.equal(r.info.concurrentStats.fallbacks, r.info.concurrentStats.nFb + 1, 'the failed call: one fallback');
   assert.equal(r.info.concurrentStats.calls, r.info.concurrentStats.expected + 1, 'the failed call: one call');
   for (const b of r.bad) console.log(`# BAD ${b}`);
@@ -353,10 +352,9 @@ test('minimal reproducers', async () => {
   assert.ok(r.stats.fallbacks <= r.stats.calls, JSON.stringify(r.stats));
 });
 
-// From a second review (2026-12-06): a batch whose row throws, accept() of an
-// id outside the vocabulary, buffers whose size is not whole 4-byte words,
+// Errors as the CPU path's: a batch whose row throws, accept() of an id
+// outside the vocabulary, buffers whose size is not whole 4-byte words,
 // samplers of another decoder in a batch, a vocabulary the CPU path refuses.
-// Each failed before the fix it came with.
 test('a batch stops at the row that throws, as the CPU batch (later samplers do not step)', async () => {
   const r = await inPage(async (h, cases) => {
     const V = 3000, rows = 3;
@@ -434,8 +432,8 @@ test('buffers not a whole number of 4-byte words, samplers of another decoder, v
     return out;
   });
   console.log(JSON.stringify(r));
-  // A RangeError naming the size, before anything is bound (before: a WebGPU
-  // validation error from the bind group, on every call).
+  // A RangeError naming the size, before anything is bound (not a WebGPU
+  // validation error from the bind group), on every call.
   assert.match(r.first, /^RangeError: .*multiple of 4/);
   assert.equal(r.again, r.first);
   assert.match(r.otherGpu, /^TypeError: per-row options\[0\] is a sampler of another GPU decoder/);

@@ -20,9 +20,9 @@ test('load() works through import and require, and reports the WASM target', asy
   other.dispose();
 });
 
-// Found by a review: load() passed its options to the module unchecked (an
-// opaque abort for a wrong wasmBinary, 'Module.locateFile is not a function',
-// typos ignored) in the browser entry, and ignored them in Node.
+// load() checks its options in both entries, rather than passing them to the
+// module unchecked (an opaque abort for a wrong wasmBinary, 'Module.locateFile
+// is not a function', typos ignored) or ignoring them.
 test('load() options: unknown keys and wrong types are errors naming them, in both entries', async () => {
   const { load: loadBrowser } = await import('../../dist/index.mjs');
   const wasm = readFileSync(new URL('../../dist/bregman_decoders.wasm', import.meta.url));

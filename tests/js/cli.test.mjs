@@ -28,9 +28,9 @@ test('bregman-decode reports bad options as a RangeError with exit code 2', () =
   assert.match(stderr, /RangeError: .*alpha/);
 });
 
-// Found by a review: argument parsing and file reading were outside the
-// CLI's error handling (stack traces, exit 1); --show and empty numbers were
-// taken as NaN / 0; --k beside --lambda dropped the lambda silently.
+// Argument parsing and file reading are inside the CLI's error handling (no
+// stack traces, no exit 1); --show and empty numbers are not taken as NaN / 0;
+// --k beside --lambda is refused, not dropping the lambda silently.
 test('bregman-decode: bad flags and files are one line naming the argument, exit code 2', () => {
   const run = (...args) => {
     try {

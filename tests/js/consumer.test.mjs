@@ -1,5 +1,5 @@
-// The package as its consumers' tool chains see it (found by a review of the
-// packed tarball): TypeScript's CommonJS interop, TypeScript's node10
+// The package as its consumers' tool chains see it (the packed tarball):
+// TypeScript's CommonJS interop, TypeScript's node10
 // resolution, bundlers following the Node entry, the .wasm for load()'s
 // locateFile / wasmBinary, and createGpuDecoder from Node's and Deno's import.
 import { test } from 'node:test';
@@ -61,8 +61,8 @@ test('a CommonJS TypeScript default import of the package calls load()', async (
 });
 
 // TypeScript's node10 resolution (module commonjs without moduleResolution, or
-// moduleResolution "node") does not read exports: the subpaths' types were not
-// found (TS2307) though the root's were.
+// moduleResolution "node") does not read exports: the subpaths' types must be
+// found without them (no TS2307), as the root's are.
 test('the adapters\' typings resolve under TypeScript\'s node10 resolution too', () => {
   const dir = consumer();
   try {
@@ -101,8 +101,8 @@ test('the Node ES module entry reaches the CommonJS build through a static impor
 });
 
 // load({ locateFile }) / load({ wasmBinary }) are how a bundled or served app
-// points at the .wasm, but exports hid it: require.resolve / import.meta.resolve
-// / a bundler's `?url` import of it were ERR_PACKAGE_PATH_NOT_EXPORTED.
+// points at the .wasm: exports list it, so require.resolve / import.meta.resolve
+// / a bundler's `?url` import of it resolve (no ERR_PACKAGE_PATH_NOT_EXPORTED).
 test('the .wasm is reachable through the package name', () => {
   const path = require.resolve('bregman-decoders/bregman_decoders.wasm');
   assert.equal(path, join(root, 'dist', 'bregman_decoders.wasm'));
@@ -111,11 +111,10 @@ test('the .wasm is reachable through the package name', () => {
 });
 
 // docs/webgpu.md imports 'bregman-decoders' for the GPU decoder (browsers,
-// Deno, workers), but Node's and Deno's import (the 'node' condition) got the
-// Node entry, which had no createGpuDecoder: 'bd.createGpuDecoder is not a
-// function' in Deno, which has navigator.gpu; and in Node, an error that does
-// not say WebGPU is missing. The documented call also did not type-check
-// (TS2722: the method was optional in every entry's typings).
+// Deno, workers): Node's and Deno's import (the 'node' condition) has
+// createGpuDecoder too (Deno has navigator.gpu), and in Node its error says
+// WebGPU is missing. The documented call type-checks (the method is not
+// optional in the typings: no TS2722).
 test('createGpuDecoder from Node\'s import: present, and an error naming WebGPU without it', async () => {
   const { load } = await import('bregman-decoders');
   const bd = await load();

@@ -1,11 +1,8 @@
 // load() when the engine cannot instantiate the module: the promise settles
 // (never hangs) with an Error that says what failed, and nothing is printed.
-// Found by a fuzz review chasing a reported hang of `await load()` (not
-// reproduced): V8 reserves about 10 GiB of address space per wasm memory, and
-// when none is left the Node entry rejected with emscripten's bare
-// "RuntimeError: Aborted(RangeError: ...). Build with -s ASSERTIONS=1 for more
-// info." after printing two lines to stderr (the browser entry already wrapped
-// its failures).
+// V8 reserves about 10 GiB of address space per wasm memory: when none is
+// left, the Node entry rejects with such an Error, not emscripten's bare
+// "RuntimeError: Aborted(RangeError: ...)", and prints nothing to stderr.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -154,12 +154,12 @@ test('return_distribution: sample() also returns what decode() returns, and the 
   assert.throws(() => bd.sample(logits, { return_distribution: 1 }), TypeError);
 });
 
-// Found by a review (each failed before): an unseeded sampler drew the same
-// sequence again after reset() (the transformers.js and WebLLM adapters reset
-// at every new sequence, so unseeded generate() calls repeated themselves);
-// Sampler.name listed bregman without Bregman options; dynatemp_range was
-// ignored when `samplers` left out 'temperature'; logit_bias keys that
-// Number() reads as ids ('', '0x7', true, null) were taken as ids.
+// An unseeded sampler draws a new sequence after reset() (the transformers.js
+// and WebLLM adapters reset at every new sequence, so unseeded generate()
+// calls differ); Sampler.name lists bregman only with Bregman options;
+// dynatemp_range with `samplers` leaving out 'temperature' is refused;
+// logit_bias keys that Number() reads as ids ('', '0x7', true, null) are not
+// ids.
 test('reset(): an unseeded sampler draws a fresh sequence, a seeded one its own again', () => {
   const logits = llmRow(1000, rng(31), 0.8);
   const draw = (s) => Array.from({ length: 12 }, () => s.sample(logits).token);
@@ -203,8 +203,8 @@ test('logit_bias keys are token ids: integers or their canonical decimal strings
   assert.deepEqual(Array.from(bd.decode(logits, { logit_bias: new Map([['11', 100]]), temperature: 0 }).ids), [11]);
 });
 
-// A sampler's stages see its latest 8192 tokens, always: the buffer used to
-// drop its oldest half when full, so a window of 6000 could see 4097 tokens.
+// A sampler's stages see its latest 8192 tokens, always (the buffer drops its
+// oldest half when full: a window of 6000 still sees 6000 tokens).
 test('a sampler sees its latest 8192 tokens; a longer window is refused at createSampler', () => {
   assert.equal(bd.maxHistory, 8192);
   const V = 64, logits = llmRow(V, rng(33), 0.5);
@@ -225,8 +225,8 @@ test('a sampler sees its latest 8192 tokens; a longer window is refused at creat
   bd.createSampler({ repetition_penalty: 1.1, penalty_last_n: -1, dry_multiplier: 0.8, dry_penalty_last_n: 8192 }).dispose();
 });
 
-// decode() at temperature 0 with Bregman reported objective: NaN (the stage
-// does not run when greedy): now it is left out.
+// decode() at temperature 0 with Bregman reports no objective (the stage
+// does not run when greedy), rather than objective: NaN.
 test('decode(): no objective where Bregman does not run (greedy)', () => {
   const logits = llmRow(500, rng(34), 0.8);
   const greedy = bd.decode(logits, { temperature: 0, bregman: { alpha: 1.5, lambda: 1e-3 } });
@@ -236,9 +236,9 @@ test('decode(): no objective where Bregman does not run (greedy)', () => {
   assert.ok(Number.isFinite(d.objective) && d.objective > 0);
 });
 
-// Found by a review: decode() without a seed ran XTC at seed 0, step 0, so its
-// coin fell the same way on every call (sample() draws from the module's
-// unseeded stream). Both ways must show up over 64 calls at probability 1/2
+// decode() without a seed runs XTC on the module's unseeded stream (as
+// sample() does), not at a fixed seed 0, step 0 where its coin would fall the
+// same way on every call. Both ways must show up over 64 calls at probability 1/2
 // (all alike has probability 2^-63); a seeded decode() stays fixed.
 test('decode() without a seed: XTC draws its coin from the unseeded stream', () => {
   const logits = new Float32Array([3, 2.9, 2.8, 0, -1, -2]);
@@ -251,9 +251,9 @@ test('decode() without a seed: XTC draws its coin from the unseeded stream', () 
   assert.equal(seeded.size, 1);
 });
 
-// Found by a review: the sampler kept the caller's options object, so changing
-// it (or an array or object inside it) after createSampler changed `name` and
-// what an unseeded sampler ran after reset().
+// A sampler keeps its own copy of the options: changing the caller's object
+// (or an array or object inside it) after createSampler changes neither
+// `name` nor what an unseeded sampler runs after reset().
 test('a sampler\'s options are fixed at creation: later changes to the object do not reach it', () => {
   const logits = new Float32Array([2, 1.9, 1.8, 0, -1]);
   const o = { top_k: 3, banned_tokens: [4], bregman: { alpha: 1.5, k: 3 } };

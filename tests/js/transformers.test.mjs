@@ -173,7 +173,7 @@ test('the processor leaves transformers.js one choice: 0 at the drawn token, -In
 });
 
 test('processor contract: a disposed processor throws TypeError; a refused per-row option frees the probes; dims are integers', () => {
-  // Using the processor after dispose() is a TypeError (it used to make new samplers and draw).
+  // Using the processor after dispose() is a TypeError (it makes no new samplers and draws nothing).
   const processor = createLogitsProcessor(bd, { seed: 1 });
   const row = () => ({ data: new Float32Array([1, 2, 3, 4]), dims: [1, 4] });
   processor([[1n]], row());
@@ -269,9 +269,9 @@ test('the subpath exports ship in the tarball, the ONNX model does not; model fi
   assert.ok(size(dir) <= 25 * 1024 * 1024, `models/austen-kjv-2m is ${size(dir)} bytes`);
 });
 
-// Found by a review: "continues" was decided by the ids' count and last token
-// only, so an unrelated prompt one token longer that ended in the drawn token
-// carried the old row's history and draw counter on.
+// "Continues" compares all the ids, not only their count and last token: an
+// unrelated prompt one token longer that ends in the drawn token does not
+// carry the old row's history and draw counter on.
 test('a new prompt one token longer that ends in the drawn token starts a new sequence', () => {
   const processor = createLogitsProcessor(bd, { seed: 3, repetition_penalty: 1.3 });
   const V2 = 16;

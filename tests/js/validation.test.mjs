@@ -56,7 +56,7 @@ function cases() {
     for (const v of bad) add(`createSampler ${opt}: ${v}`, () => bd.createSampler({ [opt]: v }), RangeError, re);
   }
   // Mirostat's own parameters, with mirostat on and off (as every other
-  // stage's: off, they were accepted out of range until a review found it).
+  // stage's: checked whether the stage runs or not).
   for (const opt of ['mirostat_tau', 'mirostat_eta']) {
     for (const v of [0, -1, Infinity, NaN]) {
       add(`${opt}: ${v}`, () => bd.createSampler({ mirostat: 2, [opt]: v }), RangeError, new RegExp(opt));
@@ -80,13 +80,13 @@ function cases() {
     add(`${opt}: Int32Array [V]`, () => bd.sample(row, { ...on, seed: 1, [opt]: new Int32Array([V]) }),
       RangeError, re);
   }
-  // An empty row with ids in the options: the row's error (a review found the
-  // ids blamed: "history: token id 1 is outside the vocabulary [0, 0)").
+  // An empty row with ids in the options: the row's error, not the ids'
+  // ("history: token id 1 is outside the vocabulary [0, 0)").
   for (const opt of ID_LISTS) {
     add(`empty logits with ${opt}`, () => bd.decode(new Float32Array(0), { [opt]: [1] }), RangeError, /^logits must not be empty/);
   }
   add('empty logits with logit_bias', () => bd.sample(new Float32Array(0), { logit_bias: { 1: 1 } }), RangeError, /^logits must not be empty/);
-  // The issue's case: a history id outside [0, V) with a penalty on.
+  // A history id outside [0, V) with a penalty on.
   add('history id V with repetition_penalty',
     () => bd.sample(row, { history: [1, V], repetition_penalty: 1.3, seed: 1 }), RangeError, /history.*8/);
   add('logit_bias: key V', () => bd.decode(row, { logit_bias: { [V]: 1 } }), RangeError, /logit_bias/);
@@ -146,9 +146,10 @@ function cases() {
   add('batch: 3 options for 2 rows', () => bd.sampleBatch(two, V, [{}, {}, {}]), RangeError, /per-row/);
   add('batch: a bad row option', () => bd.sampleBatch(two, V, [{}, { top_p: 2 }]), RangeError, /top_p/);
   add('batch: logits array', () => bd.sampleBatch([1, 2], 1, {}), TypeError, /logits/);
-  // Found by a fuzz review: options given as a Map (as logit_bias may be) have
-  // no own keys, so every option in it was silently ignored (top_k 1 decoded
-  // the whole row); bregman as a Map was 'needs exactly one of lambda or k'.
+  // Options given as a Map (as logit_bias may be) have no own keys, so every
+  // option in it would be silently ignored (top_k 1 decoding the whole row),
+  // and bregman as a Map would read 'needs exactly one of lambda or k': both
+  // are TypeErrors.
   const asMap = new Map([['top_k', 1], ['seed', 3]]);
   add('options: a Map (decode)', () => bd.decode(row, asMap), TypeError, /options must be a plain object, got a Map/);
   add('options: a Map (sample)', () => bd.sample(row, asMap), TypeError, /options must be a plain object, got a Map/);
@@ -292,8 +293,8 @@ test('token id arrays: more than 2^23 ids in one call is a RangeError, before an
   assert.equal(bd.decode(logits, { temperature: 0 }).k, 1, 'the instance keeps working');
 });
 
-// bregman.k beyond 32 bits was reported as 4294967295 (the decoder's message
-// shows the value it was handed).
+// bregman.k beyond 32 bits is reported as given, not as 4294967295 (the
+// decoder's message would show the value it is handed, cut to 32 bits).
 test('bregman.k: a huge k is reported as given', () => {
   for (const k of [2 ** 32 + 1, 2 ** 40]) {
     assert.throws(() => bd.decode(new Float32Array(4), { bregman: { alpha: 1.5, k } }),
@@ -303,8 +304,8 @@ test('bregman.k: a huge k is reported as given', () => {
     (e) => e instanceof RangeError && /bregman\.k/.test(e.message));
 });
 
-// Found by a fuzz review: the integer options below the int32 range were
-// reported clamped ('penalty_last_n must be >= -1, got -2147483648' for -2^40).
+// The integer options below the int32 range are reported as given, not
+// clamped ('penalty_last_n must be >= -1, got -2147483648' for -2^40).
 test('integer options: a value below the int32 range is reported as given', () => {
   const ints = { top_k: 0, min_keep: 0, penalty_last_n: -1, dry_allowed_length: 0, dry_penalty_last_n: -1,
     no_repeat_ngram_size: 0, top_logprobs: 0 };

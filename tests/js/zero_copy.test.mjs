@@ -94,11 +94,11 @@ test('inputBuffer: steady state leaves the heap flat', () => {
   assert.equal(bd.workspaceBytes(), ws);
 });
 
-// Found by a review (each failed before): a call with another array copies its
-// row into the same input, so a view written before such a call decoded the
-// other row (silently); a longer row moved the input under a view; a call
-// whose own options grew the memory (a long history) refused a fresh view as
-// stale; a batch given the view threw the engine's detached-buffer error.
+// A call with another array copies its row into the same input: a view
+// written before such a call must not decode the other row (silently); a
+// longer row must not move the input under a view; a call whose own options
+// grow the memory (a long history) takes a fresh view, not refusing it as
+// stale; a batch given the view decodes it (no detached-buffer error).
 test('inputBuffer: a row overwritten or moved since inputBuffer() is refused, never decoded', () => {
   const V = 2000;
   const row = llmRow(V, rng(8), 1.0), other = llmRow(V, rng(9), 1.0);
@@ -147,9 +147,9 @@ test('inputBuffer: a batch is refused with a RangeError naming logits', () => {
   assert.throws(() => bd.sampleBatch(view, 1000, {}), (e) => e instanceof RangeError && /^logits/.test(e.message));
 });
 
-// Found by a review: a view detached by memory growth and then replaced by a
-// fresh inputBuffer() reached the heap copy (the engine's detached-buffer
-// TypeError), and a batch of it returned [] silently.
+// A view detached by memory growth and then replaced by a fresh
+// inputBuffer() is refused with a RangeError everywhere, neither reaching the
+// heap copy (the engine's detached-buffer TypeError) nor giving a batch [].
 test('inputBuffer: a detached view replaced since is a RangeError everywhere', async () => {
   const own = await load();
   const V = 8;

@@ -27,6 +27,82 @@ function checkDecoder(bd) {
   }
 }
 
+// The processor's options: one options object, or one per row. Each is
+// tried on a probe sampler, so a bad option fails now rather than inside
+// generate(); every probe is freed, also those made before a refused entry
+// (each holds wasm memory).
+function checkProcessorOptions(bd, options, acceptPrompt) {
+  checkDecoder(bd);
+  if (typeof acceptPrompt !== 'boolean') throw new TypeError('acceptPrompt must be a boolean');
+  const perRow = Array.isArray(options);
+  if (!perRow && (options === null || typeof options !== 'object')) {
+    throw new TypeError('options must be an options object or an array of them');
+  }
+  const probe = [];
+  try {
+    for (const o of perRow ? options : [options]) probe.push(bd.createSampler(o));
+  } finally {
+    for (const s of probe) s.dispose();
+  }
+  return perRow;
+}
+
+// A call's arguments: logits a float32 Tensor-like of dims [batch, vocab],
+// input_ids one row per batch row. Returns { batch, vocab }.
+function checkCall(input_ids, logits) {
+  if (logits === null || typeof logits !== 'object' || !(logits.data instanceof Float32Array)
+      || !Array.isArray(logits.dims) && !ArrayBuffer.isView(logits.dims)) {
+    throw new TypeError('logits must be a float32 Tensor-like {data: Float32Array, dims: [batch, vocab]}');
+  }
+  const dims = Array.from(logits.dims);
+  if (dims.length !== 2 || !dims.every((d) => Number.isInteger(d) && d >= 0)
+      || dims[0] * dims[1] !== logits.data.length) {
+    throw new RangeError(`logits: dims [${dims.join(', ')}] do not describe [batch, vocab] over ${logits.data.length} values`);
+  }
+  const [batch, vocab] = dims;
+  if (!Array.isArray(input_ids) || input_ids.length !== batch) {
+    throw new RangeError(`input_ids: expected ${batch} rows (the logits' batch), got ${Array.isArray(input_ids) ? input_ids.length : typeof input_ids}`);
+  }
+  return { batch, vocab };
+}
+
+// Whether `ids` continue a row's sequence: the previous call's ids (all of
+// them, not only their count: a new prompt one token longer that ends in the
+// drawn token is a new sequence) plus the drawn token.
+function continuesRow(row, ids) {
+  return row !== undefined && row.ids.length > 0 && ids.length === row.ids.length + 1
+    && Number(ids[ids.length - 1]) === row.last && samePrefix(ids, row.ids);
+}
+
+// The processor's properties besides the call: steps, samplers, reset(),
+// _call and dispose(), over its state { rows, steps, disposed }.
+function defineControls(processor, state, live) {
+  Object.defineProperties(processor, {
+    /** Per row: one {token, logprob, k} per generated token (logprob under the processed distribution). */
+    steps: { get: () => state.steps, enumerable: true },
+    /** Per row: the stateful sampler (history, mirostat, draw counter). */
+    samplers: { get: () => state.rows.map((r) => r.sampler), enumerable: true },
+  });
+  /** Forgets every row: the next call starts new sequences. */
+  processor.reset = () => {
+    live();
+    for (const r of state.rows) r.sampler.reset();
+    for (const r of state.rows) { r.ids = []; r.last = -1; }
+    state.steps = [];
+  };
+  // transformers.js's LogitsProcessor shape: a LogitsProcessorList calls
+  // processors as functions, and its typings want a _call (TypeScript users
+  // push the processor into a LogitsProcessorList).
+  processor._call = processor;
+  /** Frees the per-row samplers. */
+  processor.dispose = () => {
+    for (const r of state.rows) r.sampler.dispose();
+    state.rows = [];
+    state.steps = [];
+    state.disposed = true;
+  };
+}
+
 /**
  * The processor: `(input_ids, logits) => logits`, with per-row samplers kept
  * across steps. A row whose input_ids are not the previous call's ids plus the
@@ -38,28 +114,12 @@ function checkDecoder(bd) {
  * @param {{ acceptPrompt?: boolean }} [adapterOptions]
  */
 export function createLogitsProcessor(bd, options = {}, { acceptPrompt = true } = {}) {
-  checkDecoder(bd);
-  if (typeof acceptPrompt !== 'boolean') throw new TypeError('acceptPrompt must be a boolean');
-  const perRow = Array.isArray(options);
-  if (!perRow && (options === null || typeof options !== 'object')) {
-    throw new TypeError('options must be an options object or an array of them');
-  }
-  // Fail on a bad option now rather than inside generate(); free every probe,
-  // also those made before a refused entry (each holds wasm memory).
-  const probe = [];
-  try {
-    for (const o of perRow ? options : [options]) probe.push(bd.createSampler(o));
-  } finally {
-    for (const s of probe) s.dispose();
-  }
-
-  /** @type {{ sampler: any, ids: bigint[] | number[], last: number }[]} */
-  let rows = [];
-  /** @type {{ token: number, logprob: number, k: number }[][]} */
-  let steps = [];
-  let disposed = false;
+  const perRow = checkProcessorOptions(bd, options, acceptPrompt);
+  // rows: { sampler, ids: bigint[] | number[], last: number } per row;
+  // steps: per row, { token, logprob, k } per generated token.
+  const state = { rows: [], steps: [], disposed: false };
   const live = () => {
-    if (disposed) throw new TypeError('this logits processor was disposed');
+    if (state.disposed) throw new TypeError('this logits processor was disposed');
   };
 
   function rowOptions(r) {
@@ -71,45 +131,28 @@ export function createLogitsProcessor(bd, options = {}, { acceptPrompt = true } 
   }
 
   function startRow(r, ids) {
-    let row = rows[r];
+    let row = state.rows[r];
     if (row === undefined) {
-      row = rows[r] = { sampler: bd.createSampler(rowOptions(r)), ids: [], last: -1 };
+      row = state.rows[r] = { sampler: bd.createSampler(rowOptions(r)), ids: [], last: -1 };
     } else {
       row.sampler.reset();
     }
-    steps[r] = [];
+    state.steps[r] = [];
     if (acceptPrompt) for (const id of ids) row.sampler.accept(Number(id));
   }
 
   function processor(input_ids, logits) {
     live();
-    if (logits === null || typeof logits !== 'object' || !(logits.data instanceof Float32Array)
-        || !Array.isArray(logits.dims) && !ArrayBuffer.isView(logits.dims)) {
-      throw new TypeError('logits must be a float32 Tensor-like {data: Float32Array, dims: [batch, vocab]}');
-    }
-    const dims = Array.from(logits.dims);
-    if (dims.length !== 2 || !dims.every((d) => Number.isInteger(d) && d >= 0)
-        || dims[0] * dims[1] !== logits.data.length) {
-      throw new RangeError(`logits: dims [${dims.join(', ')}] do not describe [batch, vocab] over ${logits.data.length} values`);
-    }
-    const [batch, vocab] = dims;
-    if (!Array.isArray(input_ids) || input_ids.length !== batch) {
-      throw new RangeError(`input_ids: expected ${batch} rows (the logits' batch), got ${Array.isArray(input_ids) ? input_ids.length : typeof input_ids}`);
-    }
+    const { batch, vocab } = checkCall(input_ids, logits);
     for (let r = 0; r < batch; r++) {
       const ids = input_ids[r];
-      const row = rows[r];
-      // The previous call's ids (all of them, not only their count: a new
-      // prompt one token longer that ends in the drawn token is a new
-      // sequence) plus the drawn token.
-      const continues = row !== undefined && row.ids.length > 0 && ids.length === row.ids.length + 1
-        && Number(ids[ids.length - 1]) === row.last && samePrefix(ids, row.ids);
-      if (!continues) startRow(r, ids);
+      if (!continuesRow(state.rows[r], ids)) startRow(r, ids);
+      const row = state.rows[r];
       const logitsRow = logits.data.subarray(r * vocab, (r + 1) * vocab);
-      const s = rows[r].sampler.sample(logitsRow);   // draws and accepts
-      steps[r].push({ token: s.token, logprob: s.logprob, k: s.k });
-      rows[r].ids = Array.from(ids);
-      rows[r].last = s.token;
+      const s = row.sampler.sample(logitsRow);   // draws and accepts
+      state.steps[r].push({ token: s.token, logprob: s.logprob, k: s.k });
+      row.ids = Array.from(ids);
+      row.last = s.token;
       // transformers.js's own sampler now has one choice.
       logitsRow.fill(-Infinity);
       logitsRow[s.token] = 0;
@@ -117,30 +160,7 @@ export function createLogitsProcessor(bd, options = {}, { acceptPrompt = true } 
     return logits;
   }
 
-  Object.defineProperties(processor, {
-    /** Per row: one {token, logprob, k} per generated token (logprob under the processed distribution). */
-    steps: { get: () => steps, enumerable: true },
-    /** Per row: the stateful sampler (history, mirostat, draw counter). */
-    samplers: { get: () => rows.map((r) => r.sampler), enumerable: true },
-  });
-  /** Forgets every row: the next call starts new sequences. */
-  processor.reset = () => {
-    live();
-    for (const r of rows) r.sampler.reset();
-    for (const r of rows) { r.ids = []; r.last = -1; }
-    steps = [];
-  };
-  // transformers.js's LogitsProcessor shape: a LogitsProcessorList calls
-  // processors as functions, and its typings want a _call (TypeScript users
-  // push the processor into a LogitsProcessorList).
-  processor._call = processor;
-  /** Frees the per-row samplers. */
-  processor.dispose = () => {
-    for (const r of rows) r.sampler.dispose();
-    rows = [];
-    steps = [];
-    disposed = true;
-  };
+  defineControls(processor, state, live);
   return processor;
 }
 

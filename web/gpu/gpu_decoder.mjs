@@ -16,7 +16,7 @@
 import { samplerOwner } from '../src/brand.js';
 import { snapshotOptions } from '../src/options.js';
 import { GPU_SAMPLER, defineGpuSampler } from './gpu_sampler.mjs';
-import { isGreedy, listedIds, normaliserTemperature, plan } from './planning.mjs';
+import { configuredStages, isGreedy, listedIds, normaliserTemperature, plan } from './planning.mjs';
 import { createSelector } from './readback.mjs';
 import { bregmanCall, clearRow, editedTopPCall, fillRow, nucleusCall, patchRaw } from './restate.mjs';
 
@@ -122,6 +122,97 @@ function runBatch(ctx, kind, buffer, rows, perRow) {
   });
 }
 
+// The host-side scratch of one decoder, reused across calls (restate.mjs).
+function createScratch(bd, vocab, M) {
+  return {
+    bd, vocab, maxCandidates: M,
+    candIds: new Int32Array(M), candLogits: new Float32Array(M), order: new Int32Array(M),
+    listedIds: new Uint32Array(64), listedVals: new Float32Array(64), listedSet: new Set(),
+    row: new Float32Array(vocab).fill(-Infinity), phantomIds: null,
+  };
+}
+
+// Runs tasks one after another (a task's GPU work and CPU call alone); a
+// task that throws does not stop the ones after it.
+function createSerialQueue() {
+  let queue = Promise.resolve();
+  return (fn) => {
+    const p = queue.then(fn);
+    queue = p.catch(() => {});
+    return p;
+  };
+}
+
+// What the GPU's selection needs from one call's options: the stages they
+// switch on (the core's answer), the chain, greedy, the listed ids (sorted)
+// and the edit stages that act, and the normaliser's scales 1/T and alpha/T.
+function prepareCall(dc, o, history) {
+  const { bd, cx } = dc;
+  const configured = configuredStages(bd, o);
+  const chain = Array.isArray(o.samplers) ? o.samplers : bd.stages;
+  const greedy = isGreedy(o);
+  cx.listedSet.clear();
+  const acting = listedIds(o, history, cx.vocab, chain, configured, cx.listedSet);
+  const ids = Uint32Array.from([...cx.listedSet].sort((a, b) => a - b));
+  const temp = normaliserTemperature(o, chain, greedy, configured);
+  const alpha = o.bregman && typeof o.bregman.alpha === 'number' ? o.bregman.alpha : 1;
+  return { configured, chain, greedy, acting, ids, scale: Math.fround(1 / temp), scalePow: Math.fround(alpha / temp) };
+}
+
+// The GPU's selection of one row, with its lowest candidate logit (sel.min).
+async function selectRow(dc, buffer, rowIndex, p) {
+  const { cx } = dc;
+  const sel = await dc.gpu.select(buffer, rowIndex, p.scale, p.scalePow, p.ids);
+  let min = Infinity;
+  for (let i = 0; i < sel.m; i++) if (cx.candLogits[i] < min) min = cx.candLogits[i];
+  sel.min = min;
+  return sel;
+}
+
+// The fallback: reads the whole row, and counts it (with its reason) in
+// `info` and the totals.
+async function readFallback(dc, buffer, rowIndex, info, reason) {
+  const { totals } = dc;
+  const full = await dc.gpu.readFullRow(buffer, rowIndex);
+  info.bytesRead += full.bytes;
+  info.fallback = reason;
+  info.path = 'full readback';
+  totals.fallbacks += 1;
+  totals.fallbackReasons[reason] = (totals.fallbackReasons[reason] ?? 0) + 1;
+  return full.row;
+}
+
+// One row: select on the GPU, plan, then run `cpu(row, options)` on the
+// candidate row (or on the full row after a fallback). dc: the decoder's
+// { bd, cx (host scratch), gpu (its selector), totals }.
+async function runRow(dc, buffer, rowIndex, o, history, cpu, allowRewrite, isSample) {
+  const { cx, totals } = dc;
+  const p = prepareCall(dc, o, history);
+  const sel = await selectRow(dc, buffer, rowIndex, p);
+  const d = plan(o, p.chain, p.configured, p.acting, p.greedy, sel, isSample, cx.maxCandidates);
+  const info = {
+    bytesRead: sel.bytes, fallback: null, path: d.reason, candidates: sel.m,
+    rowPasses: 2 + sel.levels, dispatches: 19,
+  };
+  const call = { nListed: p.ids.length, chain: p.chain, greedy: p.greedy, history, allowRewrite, isSample };
+  const { result: onCandidates = null, reason } = answer(cx, d, o, sel, cpu, call);
+  let result = onCandidates;
+  let fullRow = null;
+  if (result !== null) {
+    info.path = reason;
+    if (!d.complete && isSample && (o.logprobs || o.top_logprobs)) patchRaw(cx, result, sel, p.ids.length, o.top_logprobs ?? 0);
+  } else {
+    fullRow = await readFallback(dc, buffer, rowIndex, info, reason);
+  }
+  // Counted before a fallback's CPU call, which may throw (bad options, a
+  // NaN in the row): its fallback and readback happened.
+  totals.calls += 1;
+  totals.bytesRead += info.bytesRead;
+  if (result === null) result = cpu(fullRow, o);
+  result.gpu = info;
+  return result;
+}
+
 /**
  * @param {object} bd a loaded bregman-decoders instance
  * @param {GPUDevice} device
@@ -132,86 +223,32 @@ export function createGpuDecoder(bd, device, config) {
   const U = bufferUsage();
   const elemBytes = dtype === 'f16' ? 2 : 4;
   const M = Math.min(maxCandidates, vocab);
-  // Host-side scratch, reused across calls.
-  const cx = {
-    bd, vocab, maxCandidates: M,
-    candIds: new Int32Array(M), candLogits: new Float32Array(M), order: new Int32Array(M),
-    listedIds: new Uint32Array(64), listedVals: new Float32Array(64), listedSet: new Set(),
-    row: new Float32Array(vocab).fill(-Infinity), phantomIds: null,
-  };
+  const cx = createScratch(bd, vocab, M);
   const gpu = createSelector(device, U, cx, dtype);
-
   const totals = { calls: 0, fallbacks: 0, bytesRead: 0, fallbackReasons: {} };
-  let queue = Promise.resolve();
-  const serial = (fn) => {
-    const p = queue.then(fn);
-    queue = p.catch(() => {});
-    return p;
-  };
+  const dc = { bd, cx, gpu, totals };
+  const serial = createSerialQueue();
   let disposed = false;
 
   const checkBuffer = (buffer, rowIndex) => {
     if (disposed) throw new TypeError('this GPU decoder was disposed');
     checkRowBuffer(U, buffer, rowIndex, { vocab, elemBytes, dtype });
   };
-
-  // One row: select on the GPU, plan, then run `cpu(row, options)` on the
-  // candidate row (or on the full row after a fallback).
-  async function runRow(buffer, rowIndex, o, history, cpu, allowRewrite, isSample) {
-    const chain = Array.isArray(o.samplers) ? o.samplers : bd.stages;
-    const greedy = isGreedy(o);
-    cx.listedSet.clear();
-    const acting = listedIds(o, history, vocab, chain, cx.listedSet);
-    const ids = Uint32Array.from([...cx.listedSet].sort((a, b) => a - b));
-    const temp = normaliserTemperature(o, chain, greedy);
-    const alpha = o.bregman && typeof o.bregman.alpha === 'number' ? o.bregman.alpha : 1;
-    const sel = await gpu.select(buffer, rowIndex, Math.fround(1 / temp), Math.fround(alpha / temp), ids);
-    let min = Infinity;
-    for (let i = 0; i < sel.m; i++) if (cx.candLogits[i] < min) min = cx.candLogits[i];
-    sel.min = min;
-    const d = plan(o, chain, acting, greedy, sel, isSample, M);
-    const info = {
-      bytesRead: sel.bytes, fallback: null, path: d.reason, candidates: sel.m,
-      rowPasses: 2 + sel.levels, dispatches: 19,
-    };
-    const call = { nListed: ids.length, chain, greedy, history, allowRewrite, isSample };
-    const { result: onCandidates = null, reason } = answer(cx, d, o, sel, cpu, call);
-    let result = onCandidates;
-    let fullRow = null;
-    if (result !== null) {
-      info.path = reason;
-      if (!d.complete && isSample && (o.logprobs || o.top_logprobs)) patchRaw(cx, result, sel, ids.length, o.top_logprobs ?? 0);
-    } else {
-      const full = await gpu.readFullRow(buffer, rowIndex);
-      fullRow = full.row;
-      info.bytesRead += full.bytes;
-      info.fallback = reason;
-      info.path = 'full readback';
-      totals.fallbacks += 1;
-      totals.fallbackReasons[reason] = (totals.fallbackReasons[reason] ?? 0) + 1;
-    }
-    // Counted before a fallback's CPU call, which may throw (bad options, a
-    // NaN in the row): its fallback and readback happened.
-    totals.calls += 1;
-    totals.bytesRead += info.bytesRead;
-    if (result === null) result = cpu(fullRow, o);
-    result.gpu = info;
-    return result;
-  }
+  const runRowOf = (...args) => runRow(dc, ...args);
 
   const GpuSampler = defineGpuSampler({
-    bd, vocab, owner: () => api, isDisposed: () => disposed, serial, checkBuffer, runRow,
+    bd, vocab, owner: () => api, isDisposed: () => disposed, serial, checkBuffer, runRow: runRowOf,
   });
 
   async function decodeNow(buffer, options, rowIndex) {
     checkBuffer(buffer, rowIndex);
     const o = checkOptions(options);
-    return runRow(buffer, rowIndex, o, o.history, (x, oo) => bd.decode(x, oo), true, false);
+    return runRowOf(buffer, rowIndex, o, o.history, (x, oo) => bd.decode(x, oo), true, false);
   }
   async function sampleNow(buffer, options, rowIndex) {
     checkBuffer(buffer, rowIndex);
     const o = checkOptions(options);
-    return runRow(buffer, rowIndex, o, o.history, (x, oo) => bd.sample(x, oo), true, true);
+    return runRowOf(buffer, rowIndex, o, o.history, (x, oo) => bd.sample(x, oo), true, true);
   }
 
   const batchCtx = { serial, GpuSampler, decodeNow, sampleNow };

@@ -1,7 +1,9 @@
 // The planner (docs/webgpu.md, "Exactness"): per call, which ids the GPU
 // leaves out of its selection for the CPU's edits, at which temperature the
 // GPU takes the normaliser, and how the call is answered from the candidates.
-import { EDIT_STAGES, isGreedyTemperature, optionsOfStage, stageOn } from '../src/stage_table.js';
+// Which stages a call's options switch on is the core's answer
+// (configuredStages): a Set of stage names, asked once per call.
+import { CONFIGURED_STAGES, EDIT_STAGES, isGreedyTemperature, optionsOfStage } from '../src/stage_table.js';
 
 // logit_bias / banned_tokens that only ban (every bias -Infinity).
 const bansOnly = (o) => {
@@ -13,6 +15,13 @@ const bansOnly = (o) => {
 
 export const isGreedy = (o) => isGreedyTemperature(o.temperature ?? 1);
 
+/**
+ * The stages the options `o` ask for (the core's StageSpec::configured), from
+ * the CPU API `bd`, which validates them as a call does: options it refuses
+ * throw here, before any GPU work, the error the call itself would throw.
+ */
+export const configuredStages = (bd, o) => bd[CONFIGURED_STAGES](o);
+
 // The GPU's normaliser at the scale 1/T is usable: finite and positive. Two
 // temperature stages in a custom order multiply, and 1/T can overflow float
 // (then Z is NaN or Infinity).
@@ -21,10 +30,10 @@ export const zUsable = (sel) => Number.isFinite(sel.z) && sel.z > 0;
 /**
  * Ids the edit stages read or write, for one call, added to `out`: they are
  * left out of the GPU's selection and gathered with their logits, so the CPU
- * applies the edits itself (bit for bit as on the whole row). Returns the
- * stages that act.
+ * applies the edits itself (bit for bit as on the whole row). configured:
+ * the stages the options ask for. Returns the stages that act.
  */
-export function listedIds(o, history, vocab, order, out) {
+export function listedIds(o, history, vocab, order, configured, out) {
   const acting = new Set();
   const add = (v) => {
     // Ill-typed options are left to the CPU call, which throws the package's TypeError.
@@ -37,7 +46,7 @@ export function listedIds(o, history, vocab, order, out) {
     }
   };
   for (const s of order) {
-    if (!EDIT_STAGES.has(s) || !stageOn(s, o)) continue;
+    if (!EDIT_STAGES.has(s) || !configured.has(s)) continue;
     if (s === 'logit_bias') {
       add(o.logit_bias);
       add(o.banned_tokens);
@@ -57,10 +66,10 @@ export function listedIds(o, history, vocab, order, out) {
  * switched on (the default order lists top-p before the temperature,
  * Bregman after).
  */
-export function normaliserTemperature(o, chain, greedy) {
+export function normaliserTemperature(o, chain, greedy, configured) {
   let temp = 1;
   for (const s of chain) {
-    if ((s === 'top_p' || s === 'bregman') && stageOn(s, o)) break;
+    if ((s === 'top_p' || s === 'bregman') && configured.has(s)) break;
     if (s === 'temperature' && !greedy && typeof o.temperature === 'number' && o.temperature > 0) temp *= o.temperature;
   }
   return temp;
@@ -117,8 +126,10 @@ function planStage(s, i, cx) {
  *   top_p_edited: top-p after edits: the tail mass carried by phantoms
  *   bregman: Bregman on the whole row: tail mass carried by phantoms (bregmanCall)
  *   fallback: full readback
+ * configured: the stages the options ask for; acting: the edit stages that
+ * act (listedIds).
  */
-export function plan(o, chain, acting, greedy, sel, isSample, maxCandidates) {
+export function plan(o, chain, configured, acting, greedy, sel, isSample, maxCandidates) {
   if (sel.flags & 3) return fallback('NaN or +Infinity in the row (the CPU reports it)');
   if (sel.nSel <= maxCandidates) return { kind: 'exact', reason: 'every finite logit is a candidate', complete: true };
   // (decode() reports no log-probabilities: its top_logprobs reads nothing.)
@@ -126,7 +137,7 @@ export function plan(o, chain, acting, greedy, sel, isSample, maxCandidates) {
   if (topLogprobs >= sel.m) return fallback('top_logprobs larger than the candidates');
   const minKeep = Math.max(typeof o.min_keep === 'number' ? o.min_keep : 1, 1);
   const on = (s) => ((s === 'temperature' || s === 'mirostat' || s === 'bregman') && greedy ? false
-    : stageOn(s, o));
+    : configured.has(s));
   const cx = { o, chain, sel, on, minKeep, temp: 1, edited: false, acting };
   for (let i = 0; i < chain.length; i++) {
     const s = chain[i];

@@ -61,73 +61,80 @@ function readSelection(words, cx, nWg, nListed, scale) {
   return { m, nSel, max, z, zRaw, tailPow, threshold, flags, levels, count };
 }
 
-/**
- * The GPU resources of one decoder. cx: the decoder's host scratch
- * ({ vocab, maxCandidates, candIds, candLogits, listedIds, listedVals }), into
- * which select() reads its results; cx.listedIds and cx.listedVals grow here.
- */
-export function createSelector(device, U, cx, dtype) {
-  const { vocab } = cx, M = cx.maxCandidates;
-  const elemBytes = dtype === 'f16' ? 2 : 4;
-  const nWg = Math.ceil(vocab / kChunk);
-  const { layout, P } = createPipelines(device, dtype);
-  const params = device.createBuffer({ size: 32, usage: U.UNIFORM | U.COPY_DST });
-  const ctl = device.createBuffer({ size: kCtlWords * 4, usage: U.STORAGE | U.COPY_SRC });
-  const hist = device.createBuffer({ size: 256 * 4, usage: U.STORAGE });
-  const partials = device.createBuffer({ size: nWg * kPartialWords * 4, usage: U.STORAGE | U.COPY_SRC });
-  let listedCap = 0, listed = null, out = null, staging = null;
-  let bindGroups = new WeakMap();
-  // Grows the listed-id buffers (only when a call lists more ids than any
-  // before: no allocation in steady state).
-  function ensureListed(n) {
-    if (listed !== null && n <= listedCap) return;
-    listedCap = Math.max(64, n, 2 * listedCap);
-    listed?.destroy(); out?.destroy(); staging?.destroy();
-    listed = device.createBuffer({ size: listedCap * 4, usage: U.STORAGE | U.COPY_DST });
-    out = device.createBuffer({ size: (2 * M + listedCap) * 4, usage: U.STORAGE | U.COPY_SRC });
-    const stagingBytes = (kCtlWords + nWg * kPartialWords + 2 * M + listedCap) * 4;
-    staging = device.createBuffer({ size: stagingBytes, usage: U.MAP_READ | U.COPY_DST });
-    bindGroups = new WeakMap();
-  }
-  // The logits are bound as a window around the row: [offset, offset + size)
-  // with offset the row's start rounded down to the storage offset alignment,
-  // so a [rows, V] buffer larger than the device's maxStorageBufferBindingSize
-  // still binds. One bind group per buffer and window, kept while the buffer lives.
-  const offsetAlign = device.limits?.minStorageBufferOffsetAlignment ?? 256;
-  function rowWindow(rowIndex) {
-    const start = rowIndex * vocab * elemBytes;
-    const offset = Math.floor(start / offsetAlign) * offsetAlign;
-    const size = Math.ceil((start + vocab * elemBytes - offset) / 4) * 4;
-    return { offset, size, rowBase: (start - offset) / elemBytes };
-  }
-  function bindGroupFor(buffer, win) {
-    let byWindow = bindGroups.get(buffer);
-    if (!byWindow) bindGroups.set(buffer, byWindow = new Map());
-    const key = `${win.offset}:${win.size}`;
-    let g = byWindow.get(key);
-    if (!g) {
-      g = device.createBindGroup({
-        layout,
-        entries: [{ buffer, offset: win.offset, size: win.size }, ...[params, listed, ctl, hist, partials, out].map((b) => ({ buffer: b }))]
-          .map((resource, binding) => ({ binding, resource })),
-      });
-      byWindow.set(key, g);
-    }
-    return g;
-  }
-  ensureListed(64);
+// The decoder's buffers: the fixed ones, and those sized by the listed ids
+// (grown only when a call lists more ids than any before: no allocation in
+// steady state; growing drops the bind groups, which bind the old ones).
+function createBuffers(device, U, { nWg, M }) {
+  const b = {
+    params: device.createBuffer({ size: 32, usage: U.UNIFORM | U.COPY_DST }),
+    ctl: device.createBuffer({ size: kCtlWords * 4, usage: U.STORAGE | U.COPY_SRC }),
+    hist: device.createBuffer({ size: 256 * 4, usage: U.STORAGE }),
+    partials: device.createBuffer({ size: nWg * kPartialWords * 4, usage: U.STORAGE | U.COPY_SRC }),
+    listedCap: 0, listed: null, out: null, staging: null, onGrow: () => {},
+    ensureListed(n) {
+      if (b.listed !== null && n <= b.listedCap) return;
+      b.listedCap = Math.max(64, n, 2 * b.listedCap);
+      b.listed?.destroy(); b.out?.destroy(); b.staging?.destroy();
+      b.listed = device.createBuffer({ size: b.listedCap * 4, usage: U.STORAGE | U.COPY_DST });
+      b.out = device.createBuffer({ size: (2 * M + b.listedCap) * 4, usage: U.STORAGE | U.COPY_SRC });
+      const stagingBytes = (kCtlWords + nWg * kPartialWords + 2 * M + b.listedCap) * 4;
+      b.staging = device.createBuffer({ size: stagingBytes, usage: U.MAP_READ | U.COPY_DST });
+      b.onGrow();
+    },
+  };
+  return b;
+}
 
+// The bind groups of a row's logits. The logits are bound as a window around
+// the row: [offset, offset + size) with offset the row's start rounded down
+// to the storage offset alignment, so a [rows, V] buffer larger than the
+// device's maxStorageBufferBindingSize still binds. One bind group per buffer
+// and window, kept while the buffer lives (and the listed-id buffers do).
+function createBinder(device, layout, buffers, { vocab, elemBytes }) {
+  let bindGroups = new WeakMap();
+  buffers.onGrow = () => { bindGroups = new WeakMap(); };
+  const offsetAlign = device.limits?.minStorageBufferOffsetAlignment ?? 256;
+  return {
+    rowWindow(rowIndex) {
+      const start = rowIndex * vocab * elemBytes;
+      const offset = Math.floor(start / offsetAlign) * offsetAlign;
+      const size = Math.ceil((start + vocab * elemBytes - offset) / 4) * 4;
+      return { offset, size, rowBase: (start - offset) / elemBytes };
+    },
+    bindGroupFor(buffer, win) {
+      let byWindow = bindGroups.get(buffer);
+      if (!byWindow) bindGroups.set(buffer, byWindow = new Map());
+      const key = `${win.offset}:${win.size}`;
+      let g = byWindow.get(key);
+      if (!g) {
+        const { params, listed, ctl, hist, partials, out } = buffers;
+        g = device.createBindGroup({
+          layout,
+          entries: [{ buffer, offset: win.offset, size: win.size }, ...[params, listed, ctl, hist, partials, out].map((b) => ({ buffer: b }))]
+            .map((resource, binding) => ({ binding, resource })),
+        });
+        byWindow.set(key, g);
+      }
+      return g;
+    },
+  };
+}
+
+// The dispatch of one row's passes: its parameters, then init, the
+// statistics, eight radix levels (histogram + pick) and the compaction, and
+// the copies of the results into the staging buffer.
+function createDispatcher(device, P, buffers, binder, { vocab, nWg, M }) {
   const paramWords = new ArrayBuffer(32);
   const paramU32 = new Uint32Array(paramWords), paramF32 = new Float32Array(paramWords);
   function writeParams(win, nListed, scale, scalePow) {
     paramU32[0] = vocab; paramU32[1] = win.rowBase; paramU32[2] = M; paramU32[3] = nListed;
     paramF32[4] = scale; paramF32[5] = scalePow; paramU32[6] = nWg; paramU32[7] = 0;
-    device.queue.writeBuffer(params, 0, paramWords);
+    device.queue.writeBuffer(buffers.params, 0, paramWords);
   }
   function encode(buffer, win, partialBytes, outWords) {
     const enc = device.createCommandEncoder();
     const pass = enc.beginComputePass();
-    pass.setBindGroup(0, bindGroupFor(buffer, win));
+    pass.setBindGroup(0, binder.bindGroupFor(buffer, win));
     pass.setPipeline(P.init); pass.dispatchWorkgroups(1);
     pass.setPipeline(P.stats); pass.dispatchWorkgroups(nWg);
     for (let level = 0; level < 8; level++) {
@@ -136,51 +143,36 @@ export function createSelector(device, U, cx, dtype) {
     }
     pass.setPipeline(P.compact); pass.dispatchWorkgroups(nWg);
     pass.end();
+    const { ctl, partials, out, staging } = buffers;
     enc.copyBufferToBuffer(ctl, 0, staging, 0, kCtlWords * 4);
     enc.copyBufferToBuffer(partials, 0, staging, kCtlWords * 4, partialBytes);
     enc.copyBufferToBuffer(out, 0, staging, kCtlWords * 4 + partialBytes, outWords * 4);
     device.queue.submit([enc.finish()]);
   }
+  return { writeParams, encode };
+}
 
-  // GPU: statistics and the exact top-M selection of one row; reads back
-  // only the control block, the per-workgroup partials and the candidates.
-  async function select(buffer, rowIndex, scale, scalePow, ids) {
-    const nListed = ids.length;
-    ensureListed(nListed);
-    if (cx.listedIds.length < nListed) {
-      cx.listedIds = new Uint32Array(listedCap);
-      cx.listedVals = new Float32Array(listedCap);
-    }
-    cx.listedIds.set(ids);
-    if (nListed) device.queue.writeBuffer(listed, 0, cx.listedIds, 0, nListed);
-    const win = rowWindow(rowIndex);
-    writeParams(win, nListed, scale, scalePow);
-    const partialBytes = nWg * kPartialWords * 4;
-    const outWords = 2 * M + nListed;
-    device.pushErrorScope('validation');
-    // The scope is popped whatever happens: a throw here (a buffer-like
-    // object that is no GPUBuffer) must not leave it pushed, where it would
-    // swallow the device's later validation errors, the caller's own.
-    let thrown = null;
-    try {
-      encode(buffer, win, partialBytes, outWords);
-    } catch (e) {
-      thrown = e;
-    }
-    const gpuError = await device.popErrorScope();
-    if (thrown) throw thrown;
-    if (gpuError) throw new Error(`WebGPU: ${gpuError.message}`);
-    const bytes = kCtlWords * 4 + partialBytes + outWords * 4;
-    await staging.mapAsync(globalThis.GPUMapMode.READ, 0, bytes);
-    const sel = readSelection(staging.getMappedRange(0, bytes), cx, nWg, nListed, scale);
-    staging.unmap();
-    if (sel.count !== sel.m) throw new Error(`GPU selection wrote ${sel.count} candidates, expected ${sel.m}`);
-    sel.bytes = bytes;
-    return sel;
+// Runs encode() inside a validation error scope. The scope is popped
+// whatever happens: a throw in encode() (a buffer-like object that is no
+// GPUBuffer) must not leave it pushed, where it would swallow the device's
+// later validation errors, the caller's own.
+async function encodeChecked(device, encode) {
+  device.pushErrorScope('validation');
+  let thrown = null;
+  try {
+    encode();
+  } catch (e) {
+    thrown = e;
   }
+  const gpuError = await device.popErrorScope();
+  if (thrown) throw thrown;
+  if (gpuError) throw new Error(`WebGPU: ${gpuError.message}`);
+}
 
+// The fallback's reader: the whole row, into a Float32Array (its staging
+// buffer made at the first fallback); returns it and the bytes read.
+function createFullRowReader(device, U, { vocab, elemBytes, dtype }) {
   let fullRow = null, fullStaging = null;
-  // The whole row, into a Float32Array (the fallback); returns it and the bytes read.
   async function readFullRow(buffer, rowIndex) {
     const bytes = vocab * elemBytes;
     if (fullStaging === null) {
@@ -203,14 +195,66 @@ export function createSelector(device, U, cx, dtype) {
     fullStaging.unmap();
     return { row: fullRow, bytes };
   }
+  return { readFullRow, destroy: () => fullStaging?.destroy() };
+}
+
+/**
+ * The GPU resources of one decoder. cx: the decoder's host scratch
+ * ({ vocab, maxCandidates, candIds, candLogits, listedIds, listedVals }), into
+ * which select() reads its results; cx.listedIds and cx.listedVals grow here.
+ */
+export function createSelector(device, U, cx, dtype) {
+  const { vocab } = cx, M = cx.maxCandidates;
+  const elemBytes = dtype === 'f16' ? 2 : 4;
+  const nWg = Math.ceil(vocab / kChunk);
+  const { layout, P } = createPipelines(device, dtype);
+  const buffers = createBuffers(device, U, { nWg, M });
+  const binder = createBinder(device, layout, buffers, { vocab, elemBytes });
+  buffers.ensureListed(64);
+  const dispatcher = createDispatcher(device, P, buffers, binder, { vocab, nWg, M });
+  const fullRowReader = createFullRowReader(device, U, { vocab, elemBytes, dtype });
+
+  // Listed ids into the host scratch and their GPU buffer.
+  function writeListed(ids) {
+    const nListed = ids.length;
+    buffers.ensureListed(nListed);
+    if (cx.listedIds.length < nListed) {
+      cx.listedIds = new Uint32Array(buffers.listedCap);
+      cx.listedVals = new Float32Array(buffers.listedCap);
+    }
+    cx.listedIds.set(ids);
+    if (nListed) device.queue.writeBuffer(buffers.listed, 0, cx.listedIds, 0, nListed);
+  }
+
+  // GPU: statistics and the exact top-M selection of one row; reads back
+  // only the control block, the per-workgroup partials and the candidates.
+  async function select(buffer, rowIndex, scale, scalePow, ids) {
+    const nListed = ids.length;
+    writeListed(ids);
+    const win = binder.rowWindow(rowIndex);
+    dispatcher.writeParams(win, nListed, scale, scalePow);
+    const partialBytes = nWg * kPartialWords * 4;
+    const outWords = 2 * M + nListed;
+    await encodeChecked(device, () => dispatcher.encode(buffer, win, partialBytes, outWords));
+    const bytes = kCtlWords * 4 + partialBytes + outWords * 4;
+    const { staging } = buffers;
+    await staging.mapAsync(globalThis.GPUMapMode.READ, 0, bytes);
+    const sel = readSelection(staging.getMappedRange(0, bytes), cx, nWg, nListed, scale);
+    staging.unmap();
+    if (sel.count !== sel.m) throw new Error(`GPU selection wrote ${sel.count} candidates, expected ${sel.m}`);
+    sel.bytes = bytes;
+    return sel;
+  }
 
   return {
     select,
-    readFullRow,
+    readFullRow: fullRowReader.readFullRow,
     /** Bytes one call reads back on the candidate path (at most). */
     candidateReadbackBytes: (kCtlWords + nWg * kPartialWords + 2 * M) * 4,
     destroy() {
-      for (const b of [params, ctl, hist, partials, listed, out, staging, fullStaging]) b?.destroy();
+      const { params, ctl, hist, partials, listed, out, staging } = buffers;
+      for (const b of [params, ctl, hist, partials, listed, out, staging]) b?.destroy();
+      fullRowReader.destroy();
     },
   };
 }

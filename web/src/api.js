@@ -8,7 +8,18 @@ import { checkLogits, createInputs } from './inputs.js';
 import { createOptionBlock } from './options.js';
 import { checkStatus, readDistribution, readSample } from './results.js';
 import { defineSampler, newSampler } from './sampler.js';
-import { registryOf } from './stage_table.js';
+import { CONFIGURED_STAGES, registryOf, stagesOfMask } from './stage_table.js';
+
+// For the WebGPU planner (stage_table.js, CONFIGURED_STAGES), a method that
+// is not enumerable: the stages `options` ask for, as the core decides it.
+function defineConfiguredStages(api, { M, raw, block, guarded }) {
+  Object.defineProperty(api, CONFIGURED_STAGES, {
+    value: guarded('configuredStages', (options) => {
+      block.write(options);
+      return stagesOfMask(registryOf(M).stages, raw.configuredStages());
+    }),
+  });
+}
 
 /**
  * Wraps an instantiated Embind module.
@@ -111,5 +122,6 @@ export function createApi(M, entropy32) {
       if (!disposed) { raw.delete(); disposed = true; }
     },
   };
+  defineConfiguredStages(api, { M, raw, block, guarded });
   return api;
 }

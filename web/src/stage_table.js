@@ -20,31 +20,17 @@ export const BREGMAN_KEYS = new Set(['divergence', 'alpha', 'lambda', 'k', 'k_mi
 // The stages that edit logits of listed ids (bias lists, the history).
 export const EDIT_STAGES = new Set(['logit_bias', 'penalties', 'dry', 'no_repeat_ngram']);
 
-// Whether the options `o` switch stage `stage` on (a non-default value).
-const STAGE_SWITCHES = {
-  temperature: (o) => (o.temperature !== undefined && o.temperature !== 1) ||
-    (o.dynatemp_range !== undefined && o.dynatemp_range !== 0),
-  top_k: (o) => (o.top_k ?? 0) > 0,
-  top_p: (o) => (o.top_p ?? 1) < 1,
-  min_p: (o) => (o.min_p ?? 0) > 0,
-  typical_p: (o) => (o.typical_p ?? 1) < 1,
-  epsilon_cutoff: (o) => (o.epsilon_cutoff ?? 0) > 0,
-  eta_cutoff: (o) => (o.eta_cutoff ?? 0) > 0,
-  top_n_sigma: (o) => (o.top_n_sigma ?? 0) > 0,
-  xtc: (o) => (o.xtc_probability ?? 0) > 0,
-  penalties: (o) => (o.repetition_penalty ?? 1) !== 1 || (o.frequency_penalty ?? 0) !== 0 ||
-    (o.presence_penalty ?? 0) !== 0,
-  dry: (o) => (o.dry_multiplier ?? 0) > 0,
-  no_repeat_ngram: (o) => (o.no_repeat_ngram_size ?? 0) > 0,
-  mirostat: (o) => (o.mirostat ?? 0) !== 0,
-  logit_bias: (o) => o.logit_bias !== undefined || o.banned_tokens !== undefined ||
-    o.allowed_tokens !== undefined,
-  bregman: (o) => o.bregman !== undefined && o.bregman !== null,
-};
-export const SWITCHED_STAGES = Object.keys(STAGE_SWITCHES);
-/** Whether `o` switches `stage` on (a name that is no stage: false). */
-export function stageOn(stage, o) {
-  return Boolean(STAGE_SWITCHES[stage]?.(o));
+// The CPU API's internal method (not enumerable, not in the typings):
+// api[CONFIGURED_STAGES](options) validates and writes `options` as a call
+// does and returns the Set of names of the stages they ask for (the core's
+// StageSpec::configured). The WebGPU planner asks it rather than restating
+// the core's rules. A registered symbol: Node's ES module entry bundles the
+// planner apart from the API it wraps (dist/node.mjs over dist/index.cjs).
+export const CONFIGURED_STAGES = Symbol.for('bregman-decoders configuredStages');
+
+/** The names of the stages in `mask` (bit i for stage id i). */
+export function stagesOfMask(stages, mask) {
+  return new Set(stages.filter((_, id) => (mask & (1 << id)) !== 0));
 }
 
 /** The names of the options that configure `stage`, in table order. */
