@@ -12,14 +12,12 @@
 #include "kernels/blocks.h"
 #include "kernels/det_math.h"
 #include "kernels/exp_f64.h"
-#include "kernels/moments.h"
 #include "kernels/order_free_sum.h"
 #include "kernels/row_scan.h"
 #include "kernels/softmax.h"
 #include "kernels/threshold.h"
 #include "rng.h"
 #include "size_limits.h"
-#include "walk_probs.h"
 #include "stages/stages.h"
 
 namespace bd {

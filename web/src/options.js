@@ -4,7 +4,7 @@
 // (TypeError); numeric ranges are checked in C++, whose messages name the
 // option and become RangeErrors.
 import { biasEntries, checkInteger, checkNumber, splitU64, tokenIds, TWO32 } from './checks.js';
-import { BREGMAN_KEYS, LIST_OPTIONS, isGreedyTemperature, resolveOptionSlots } from './stage_table.js';
+import { BREGMAN_KEYS, LIST_OPTIONS, isGreedyTemperature, resolveOptionSlots, stagesOfMask } from './stage_table.js';
 
 // Token ids one call's lists may hold in all: twice the largest vocabulary (a
 // history and a ban list of every id) is far beyond any real call, and the
@@ -162,11 +162,11 @@ function writeSamplers(slots, M, o, stageIds) {
 // silently ignored: refused. `configured`: the core's answer for the block
 // written (StageSpec::configured, bit i for stage id i).
 function checkSamplersCover(o, configured, stageNames) {
-  stageNames.forEach((stage, id) => {
-    if ((configured & (1 << id)) !== 0 && !o.samplers.includes(stage)) {
+  for (const stage of stagesOfMask(stageNames, configured)) {
+    if (!o.samplers.includes(stage)) {
       throw new RangeError(`samplers does not list '${stage}', but options for it are given`);
     }
-  });
+  }
 }
 
 // Returns whether a seed was given.

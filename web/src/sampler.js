@@ -5,7 +5,7 @@ import { snapshotOptions } from './options.js';
 import { SAMPLER_BRAND } from './brand.js';
 import { checkLogits } from './inputs.js';
 import { checkStatus, readDistribution, readSample } from './results.js';
-import { registryOf } from './stage_table.js';
+import { registryOf, stagesOfMask } from './stage_table.js';
 
 // Samplers live in their instance's wasm heap: one forgotten without dispose()
 // is freed when the garbage collector reclaims it (the held value is the
@@ -28,8 +28,9 @@ function checkVocab(M, vocab, logits) {
 // temperature always.
 function chainName(M, options, configured) {
   const { stages, defaultOrder } = registryOf(M);
-  const on = (s) => s === 'temperature' || (configured & (1 << stages.indexOf(s))) !== 0;
-  return (options?.samplers ?? defaultOrder).filter(on).join(' -> ') + ' -> dist';
+  const on = stagesOfMask(stages, configured);
+  return (options?.samplers ?? defaultOrder).filter((s) => s === 'temperature' || on.has(s)).join(' -> ') +
+    ' -> dist';
 }
 
 /**

@@ -1,8 +1,9 @@
-// The option and stage tables of the JS side, in one place: the CPU API
-// (options.js) and the WebGPU planner (../gpu/) both read them. Names and
-// kinds match the core's option block (src/option_slots.h) and stage ids
-// (src/options.h); slot indices are resolved from the wasm module's exports
-// by resolveOptionSlots, the one consumer of the module's layout.
+// The JS side of the core's stage registry, in one place: the CPU API
+// (options.js, sampler.js) and the WebGPU planner (../gpu/) read it. The
+// stages, their default order and the scalar options (slot, kind, off value,
+// stage) come from the wasm module (registryOf: src/stages/registry.h,
+// src/option_slots.h); only the list options, the call-level options and the
+// planner's edit stages are stated here.
 
 // Token-id and bias options: name -> [aux block label, stage]. Their order is
 // the aux block's order: [history | bias ids | banned | allowed | breakers].
