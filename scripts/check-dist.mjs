@@ -8,3 +8,11 @@ for (const f of ['dist/index.mjs', 'dist/index.cjs', 'dist/node.mjs', 'dist/breg
     process.exit(1);
   }
 }
+
+// The package must run under a strict CSP: no string evaluation in dist/.
+const { stringEvaluations } = await import('./eval_scan.mjs');
+const evals = stringEvaluations('dist');
+if (evals.length) {
+  console.error(`prepack: dist/ evaluates strings (a strict CSP forbids it):\n${evals.join('\n')}`);
+  process.exit(1);
+}

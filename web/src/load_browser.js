@@ -3,7 +3,7 @@
 // with the WebGPU decoder.
 import { createGpuDecoder } from '../gpu/gpu_decoder.mjs';
 import { createApi } from './api.js';
-import { checkLoadOptions, instantiationMessages } from './instantiate.js';
+import { checkLoadOptions, browserLoadError, instantiationMessages } from './instantiate.js';
 
 function entropy32() {
   const a = new Uint32Array(1);
@@ -28,10 +28,7 @@ export async function loadBrowser(createBregmanModule, init) {
   } catch (e) {
     const from = options.wasmBinary ? 'the given wasmBinary'
       : 'bregman_decoders.wasm beside this module (or where locateFile points)';
-    throw new Error(`bregman-decoders: could not instantiate ${from}: ${e?.message ?? e}` +
-      (early.length ? ` (${early.slice(-3).join('; ')})` : '') +
-      '. Serve the .wasm with the module, or pass load({ wasmBinary }) or load({ locateFile }); ' +
-      "in Node import 'bregman-decoders' (its entry embeds the .wasm)");
+    throw browserLoadError(e, early, from);
   } finally {
     messages.done();
   }
