@@ -103,10 +103,10 @@ function runBatch(ctx, kind, buffer, rows, perRow) {
   // call runs between them), and the first row that throws ends it: the
   // rows after it are not decoded and their samplers do not step. Its
   // samplers count it as pending (their accept() and the like wait for it).
-  const held = new Set((Array.isArray(perRow) ? perRow : [perRow]).filter((o) => o instanceof GpuSampler));
-  for (const s of held) s._hold();
+  const held = [...new Set((Array.isArray(perRow) ? perRow : [perRow]).filter((o) => o instanceof GpuSampler))]
+    .map((s) => [s, s._begin()]);
   return ctx.serial(async () => {
-    try { return await runRows(ctx, kind, buffer, rows, perRow); } finally { for (const s of held) s._release(); }
+    try { return await runRows(ctx, kind, buffer, rows, perRow); } finally { for (const [s, call] of held) s._end(call); }
   });
 }
 // The rows of a batch, in one serial task.

@@ -19,10 +19,10 @@ const cpuSampler = (bd, options, seed) => bd.createSampler(withOptions(options, 
 // Order: a call (sample, decode, a batch row) runs when its turn comes in
 // the decoder's queue; accept(), reset(), clone() and dispose() act in the
 // order they are made relative to the calls: with none of this sampler's
-// calls pending they act at once, else after those (queued behind them), so
-// `p = s.sample(buf); s.accept(t); await p` is the CPU sampler's
-// `s.sample(row); s.accept(t)`. `step` and `historyLength` read the state
-// after the calls that have ended.
+// calls pending they act at once, else at the end of the last call made
+// before them (before its promise settles), so `p = s.sample(buf);
+// s.accept(t); await p` is the CPU sampler's `s.sample(row); s.accept(t)`.
+// `step` and `historyLength` read the state after the calls that have ended.
 class GpuSamplerBase {
   constructor(ctx, options, source) {
     this[GPU_SAMPLER] = ctx.owner();
@@ -30,7 +30,8 @@ class GpuSamplerBase {
     this._options = options;
     this._disposed = false;  // dispose() was called: no new call or method
     this._closed = false;    // its turn came: calls queued after it refuse
-    this._pending = 0;       // calls and queued methods not yet run
+    // The last call made ({ ops, done }): methods made after it wait in ops.
+    this._last = null;
     if (source) {
       this._cpu = null;
       this._copyFrom(source);
@@ -60,28 +61,29 @@ class GpuSamplerBase {
     if (this._ctx.isDisposed()) throw new TypeError('this GPU decoder was disposed');
     if (this._disposed) throw new TypeError('this sampler was disposed');
   }
-  // fn() now when none of this sampler's calls is pending, else after them
-  // (and after the methods queued before it). `others`: samplers whose
-  // state fn() also sets (a clone), held back until it has run.
-  _inOrder(fn, others = []) {
-    if (this._pending === 0) { fn(); return; }
-    const held = [this, ...others];
-    for (const s of held) s._pending += 1;
-    this._ctx.serial(() => {
-      for (const s of held) s._pending -= 1;
-      fn();
-    }).catch(() => {});
+  // A call begins (made, not yet run) and ends (settled): the methods made
+  // in between run at its end, in the order they were made.
+  _begin() {
+    this._last = { ops: [], done: false };
+    return this._last;
   }
-  // A call: queued, and pending until it ends (a batch row holds the
-  // sampler through _hold / _release).
+  _end(call) {
+    call.done = true;
+    for (const op of call.ops) op();
+  }
+  // op() now when no call of this sampler is pending, else at the end of the
+  // last one made.
+  _inOrder(op) {
+    const call = this._last;
+    if (call !== null && !call.done) call.ops.push(op);
+    else op();
+  }
   _queued(fn) {
-    this._pending += 1;
+    const call = this._begin();
     return this._ctx.serial(async () => {
-      try { return await fn(); } finally { this._pending -= 1; }
+      try { return await fn(); } finally { this._end(call); }
     });
   }
-  _hold() { this._pending += 1; }
-  _release() { this._pending -= 1; }
   _stateless() {
     return withOptions(this._options, { seed: this._seed, step: this._step, history: this._seen() });
   }
@@ -162,7 +164,11 @@ class GpuSamplerBase {
   clone() {
     this._alive();
     const copy = new this.constructor(this._options, this);
-    if (this._pending > 0) this._inOrder(() => copy._copyFrom(this), [copy]);
+    const call = this._last;
+    if (call !== null && !call.done) {
+      call.ops.push(() => copy._copyFrom(this));
+      copy._last = call;  // the copy's own methods wait for the copy
+    }
     return copy;
   }
   get historyLength() {
