@@ -216,7 +216,8 @@ async function runRow(dc, buffer, rowIndex, o, history, cpu, allowRewrite, isSam
   // sampler carries state a call would change).
   if (allowRewrite) checkOptionsAsCpu(cx, o, cpu);
   const p = prepareCall(dc, o, history);
-  const info = { bytesRead: 0, fallback: null, path: null, candidates: 0, rowPasses: 1, dispatches: 0 };
+  // (A full readback without a selection makes no pass over the row.)
+  const info = { bytesRead: 0, fallback: null, path: null, candidates: 0, rowPasses: 0, dispatches: 0 };
   let result = null, fullRow = null;
   // The selection never reads back more than the row itself.
   if (dc.gpu.selectionBytes(p.ids.length) >= dc.rowBytes) {
@@ -321,7 +322,7 @@ export function createGpuDecoder(bd, device, config) {
     dispose() {
       if (disposed) return;
       disposed = true;
-      serial(() => gpu.destroy());
+      serial(() => gpu.destroy()).catch(() => {});
     },
   };
   return api;
