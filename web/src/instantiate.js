@@ -58,9 +58,11 @@ export function checkLoadOptions(init) {
  * it is known: a Content Security Policy that forbids WebAssembly compilation
  * (the page needs `script-src 'wasm-unsafe-eval'`, nothing more), else a
  * module that could not be fetched or compiled. `from` says where the bytes
- * came from; `early` holds the module's own messages.
+ * came from; `early` holds the module's own messages; `advice` ends the
+ * message of a module not fetched or compiled (what to do).
  */
-export function browserLoadError(e, early, from) {
+export function browserLoadError(e, early, from, advice = '. Serve the .wasm with the module, or pass ' +
+  "load({ wasmBinary }) or load({ locateFile }); in Node import 'bregman-decoders' (its entry embeds the .wasm)") {
   const said = [String(e?.message ?? e), ...early].join('\n');
   const detail = (early.length ? ` (${early.slice(-3).join('; ')})` : '');
   if (e?.name === 'EvalError' || /Content Security Policy|unsafe-eval/i.test(said)) {
@@ -68,7 +70,5 @@ export function browserLoadError(e, early, from) {
       "add 'wasm-unsafe-eval' to its script-src (the package needs nothing more: no 'unsafe-eval'); " +
       `${e?.message ?? e}${detail}`);
   }
-  return new Error(`bregman-decoders: could not instantiate ${from}: ${e?.message ?? e}${detail}` +
-    '. Serve the .wasm with the module, or pass load({ wasmBinary }) or load({ locateFile }); ' +
-    "in Node import 'bregman-decoders' (its entry embeds the .wasm)");
+  return new Error(`bregman-decoders: could not instantiate ${from}: ${e?.message ?? e}${detail}${advice}`);
 }
