@@ -183,3 +183,29 @@ for (const [name, bundle] of Object.entries(bundlers)) {
     assert.deepEqual(inline.wasmRequests, []);
   });
 }
+
+test('the inline entry is typed as the main entry, for bundler and node16 resolution', async () => {
+  const { execFileSync } = await import('node:child_process');
+  const use = `import { load } from 'bregman-decoders/inline';
+import loadDefault from 'bregman-decoders/inline';
+const bd = await load();
+const k: number = bd.decode(new Float32Array(4), { top_k: 1 }).k;
+const same: typeof loadDefault = load;
+// @ts-expect-error an unknown option
+bd.decode(new Float32Array(4), { top_kk: 1 });
+// @ts-expect-error an unknown load() option
+await load({ wasmBinray: new Uint8Array(0) });
+export { k, same };
+`;
+  writeFileSync(join(app.dir, 'use_inline.mts'), use);
+  const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
+  for (const [module, moduleResolution] of [['esnext', 'bundler'], ['node16', 'node16']]) {
+    const config = join(app.dir, `tsconfig.${moduleResolution}.json`);
+    writeFileSync(config, JSON.stringify({
+      compilerOptions: { strict: true, noEmit: true, target: 'ES2022', module, moduleResolution,
+        lib: ['ES2022', 'DOM'], types: [], skipLibCheck: false },
+      files: ['use_inline.mts'],
+    }));
+    execFileSync(process.execPath, [tsc, '-p', config], { cwd: app.dir, encoding: 'utf8' });
+  }
+});

@@ -76,17 +76,19 @@ export async function expectedResult() {
 
 /**
  * Opens `url` in a new page of the Chromium context and returns the page's
- * window.bdResult, with the URLs of the .wasm files it requested.
+ * window.bdResult, with the URLs of the .wasm files it requested. `timeout`
+ * (ms) bounds the navigation and the result each (a dev server compiles the
+ * page on its first request).
  */
-export async function pageResult(context, url) {
+export async function pageResult(context, url, { timeout = 60_000 } = {}) {
   const page = await context.newPage();
   const wasmRequests = [];
   const errors = [];
   page.on('request', (r) => { if (/\.wasm(\?|$)/.test(r.url())) wasmRequests.push(r.url()); });
   page.on('pageerror', (e) => errors.push(e.message));
   try {
-    await page.goto(url);
-    await page.waitForFunction(() => window.bdResult !== undefined, null, { timeout: 60_000 });
+    await page.goto(url, { timeout });
+    await page.waitForFunction(() => window.bdResult !== undefined, null, { timeout });
     const result = await page.evaluate(() => window.bdResult);
     return { ...result, wasmRequests, pageErrors: errors };
   } finally {
