@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { launchChromium } from './chromium.mjs';
 import { startServer } from './server.mjs';
-import { checkRow, checkRun, expectedResult, repoRoot } from '../bundlers/harness.mjs';
+import { checkRow, checkRun, expectedResult, pageResult, pageScript, repoRoot } from '../bundlers/harness.mjs';
 
 let server, url, chrome;
 
@@ -56,6 +56,27 @@ test('the inline entry decodes in Chromium with every .wasm request refused, as 
     assert.match(bare, /could not instantiate bregman_decoders\.wasm/);
   } finally {
     await page.close();
+  }
+});
+
+test("the inline entry under script-src 'self' 'wasm-unsafe-eval' (a Manifest V3 extension's policy)", async () => {
+  const want = await expectedResult();
+  const policy = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; object-src 'none'";
+  const { server: strict, url: strictUrl } = await startServer(0, { headers: { 'content-security-policy': policy } });
+  const headers = { 'content-security-policy': policy };
+  const html = `${strictUrl}/inline.html`, script = `${strictUrl}/inline-check.mjs`;
+  try {
+    await chrome.context.route(html, (route) => route.fulfill({ contentType: 'text/html', headers,
+      body: '<!doctype html><script type="module" src="/inline-check.mjs"></script>' }));
+    await chrome.context.route(script, (route) => route.fulfill({ contentType: 'text/javascript', headers,
+      body: pageScript('/dist/inline.mjs') }));
+    const got = await pageResult(chrome.context, `${strictUrl}/inline.html`);
+    const { wasmRequests, pageErrors, ...result } = got;
+    assert.deepEqual(result, want);
+    assert.deepEqual(wasmRequests, []);
+  } finally {
+    await chrome.context.unrouteAll();
+    strict.close();
   }
 });
 
