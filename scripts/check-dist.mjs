@@ -2,7 +2,8 @@
 import { existsSync } from 'node:fs';
 for (const f of ['dist/index.mjs', 'dist/index.cjs', 'dist/node.mjs', 'dist/bregman_decoders.wasm',
                  'dist/bregman_decoders_node.cjs', 'dist/index.d.ts', 'dist/index.d.cts',
-                 'dist/transformers.mjs', 'dist/webllm.mjs', 'dist/inline.mjs', 'dist/inline.d.ts']) {
+                 'dist/transformers.mjs', 'dist/webllm.mjs', 'dist/inline.mjs', 'dist/inline.d.ts',
+                 'dist/onnxruntime_web.mjs']) {
   if (!existsSync(f)) {
     console.error(`prepack: ${f} is missing; run \`npm run build\` first`);
     process.exit(1);

@@ -93,6 +93,8 @@ const dts = readFileSync(join(here, 'index.d.ts'), 'utf8');
 const gpuMethod = '  createGpuDecoder(device: unknown';
 if (!dts.includes(gpuMethod)) throw new Error('index.d.ts: createGpuDecoder not found for index.d.cts');
 writeFileSync(join(distDir, 'index.d.cts'), dts.replace(gpuMethod, '  createGpuDecoder?(device: unknown'));
-// Integrations (subpath exports bregman-decoders/transformers and /webllm): plain ES modules.
-for (const f of ['transformers.mjs', 'transformers.d.ts', 'webllm.mjs', 'webllm.d.ts']) copy(join(here, 'adapters', f), f);
+// Integrations (subpath exports bregman-decoders/transformers, /webllm and
+// /onnxruntime-web): plain ES modules.
+for (const f of ['transformers.mjs', 'transformers.d.ts', 'webllm.mjs', 'webllm.d.ts', 'onnxruntime_web.mjs',
+  'onnxruntime_web.d.ts']) copy(join(here, 'adapters', f), f);
 console.log(`dist: ${distDir} (index.mjs, index.cjs, node.mjs, inline.mjs)`);
