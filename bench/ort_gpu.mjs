@@ -90,8 +90,9 @@ async function run() {
   $('status').textContent = `loading ${model} (run node tools/synthetic_onnx.mjs first)`;
   const session = await ort.InferenceSession.create(model, webgpuSessionOptions());
   const device = await ort.env.webgpu.device;
-  const info = device.adapterInfo ?? {};
-  $('adapter').textContent = `adapter: ${JSON.stringify({ vendor: info.vendor, architecture: info.architecture, description: info.description })}`;
+  const ai = device.adapterInfo ?? {};
+  const info = { vendor: ai.vendor, architecture: ai.architecture, device: ai.device, description: ai.description };
+  $('adapter').textContent = `adapter: ${JSON.stringify(info)}`;
   const past = session.inputNames.filter((n) => n.startsWith('past_key_values.')).map((name) => ({ name, dims: [1, 1, 0, hidden] }));
   const dec = createOrtDecoder(bd, ort);
   const body = $('out').tBodies[0];
