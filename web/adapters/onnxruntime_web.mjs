@@ -184,7 +184,7 @@ export function createOrtDecoder(bd, ort, config = {}) {
     } catch (e) {
       // WebGPU's validation message ("... is associated with [Device], and
       // cannot be used with [Device]"), or the GPU decoder's own.
-      if (/associated with \[Device|another device/.test(e?.message)) throw new Error(FOREIGN, { cause: e });
+      if (/associated with \[Device|another (GPU)?device/i.test(e?.message)) throw new TypeError(FOREIGN, { cause: e });
       throw e;
     }
     if (tensor.location !== 'gpu-buffer') throw new Error(DISPOSED_DURING);
