@@ -66,9 +66,9 @@ const runCases = (via) => inPage(async (h, cases, via) => {
 }, via);
 
 const expected = (via) => ({
-  foreign: via === 'gpu decoder' ? /^(Type)?Error: .*(another GPUDevice|associated with \[Device)/
+  foreign: via === 'gpu decoder' ? /^TypeError: logits GPUBuffer cannot be used \(it belongs to another GPUDevice\)/
     : /^TypeError: the logits tensor's GPUBuffer belongs to another GPUDevice than onnxruntime-web's/,
-  destroyed: /^(Type)?Error: .*destroyed/,
+  destroyed: /^TypeError: logits GPUBuffer cannot be used \(it was destroyed\)/,
   tooSmall: /^RangeError: logits GPUBuffer of 16128 bytes has no row 0 of 4096 f32/,
   noStorage: /^TypeError: logits GPUBuffer needs GPUBufferUsage.STORAGE/,
 });
