@@ -4,7 +4,7 @@
 import { load } from '../dist/index.mjs';
 import { createOrtDecoder, webgpuSessionOptions } from '../dist/onnxruntime_web.mjs';
 import * as ort from '../node_modules/onnxruntime-web/dist/ort.webgpu.min.mjs';
-import { disposeOutputs, promptFeeds, stepFeeds } from '../tests/browser/ort_cases.mjs';
+import { disposeOutputs, promptFeeds, stepFeeds } from '../web/model/ort_feeds.mjs';
 
 const $ = (id) => document.getElementById(id);
 const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];

@@ -6,7 +6,7 @@
 // outDir/generation_config.json (default outDir: bench/.cache/synthetic-V).
 //
 // The graph (inputs and outputs named as tools/export_onnx.py names them, so
-// onnxruntime-web, transformers.js and tests/browser/ort_cases.mjs drive it
+// onnxruntime-web, transformers.js and web/model/ort_feeds.mjs drive it
 // as the repository's model): x = Embed[input_ids] ([B, S, H]); logits =
 // x @ Head + Bias ([B, S, V]); present.0.key/value = Concat(past, x as
 // [B, 1, S, H]) on the sequence axis (one layer, one head of size H: a KV

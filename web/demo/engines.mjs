@@ -55,7 +55,7 @@ export async function ortEngine(bd, modelUrl, seqLen) {
   if (!globalThis.navigator?.gpu) throw new Error('this browser has no WebGPU (navigator.gpu)');
   const ort = await import('/node_modules/onnxruntime-web/dist/ort.webgpu.min.mjs');
   const { createOrtDecoder, webgpuSessionOptions } = await import('../adapters/onnxruntime_web.mjs');
-  const { disposeOutputs, pastShapes, promptFeeds, stepFeeds } = await import('/tests/browser/ort_cases.mjs');
+  const { disposeOutputs, pastShapes, promptFeeds, stepFeeds } = await import('/web/model/ort_feeds.mjs');
   ort.env.wasm.wasmPaths = '/node_modules/onnxruntime-web/dist/';
   if (!globalThis.crossOriginIsolated) ort.env.wasm.numThreads = 1;
   ort.env.logLevel = 'error';
