@@ -32,9 +32,11 @@ class GpuSamplerBase {
     this._seed = options.seed ?? randomSeed64();
     this._history = [];
     this._step = 0;
-    // Only a mirostat sampler keeps its wasm sampler (for mu).
+    // Only a mirostat or adaptive-p sampler keeps its wasm sampler (for mu,
+    // for the EMA).
     const cpu = cpuSampler(ctx.bd, options, this._seed);
-    if (configuredStages(ctx.bd, options).has('mirostat')) this._cpu = cpu;
+    const stages = configuredStages(ctx.bd, options);
+    if (stages.has('mirostat') || stages.has('adaptive_p')) this._cpu = cpu;
     else { cpu.dispose(); this._cpu = null; }
   }
   // As the wasm sampler: a disposed sampler (or one of a disposed GPU
