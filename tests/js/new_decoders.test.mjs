@@ -1,7 +1,8 @@
 // The decoders after the Bregman paper through the package: p-less and
 // p-less-norm, Top-H and llama.cpp's adaptive-p, in decode, sample, samplers
 // (adaptive-p's EMA through reset and clone) and batches, against a float64
-// reference written here from each rule (docs/samplers.md); and their checks.
+// reference written here from each rule (docs/samplers_adaptive.md); and their
+// checks.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { load } from '../../dist/node.mjs';

@@ -1,7 +1,7 @@
 // Float64 reference of the decoders that came after the Bregman paper:
 // p-less and p-less-norm (Tan, Wu, Howard 2025), Top-H (Baghaei Potraghloo et
 // al. 2025) and llama.cpp's adaptive-p, written plainly from their papers'
-// and llama.cpp's rules (docs/samplers.md) with full sorts and float64
+// and llama.cpp's rules (docs/samplers_adaptive.md) with full sorts and float64
 // throughout: the oracle the production stages are checked against. Shares
 // no code with src/ (the types and helpers are shaping_reference.h's).
 #pragma once
