@@ -150,14 +150,14 @@ export interface Sample {
 
 /** A stateful sampler (llama.cpp's sampler chain): options fixed at creation. */
 export interface Sampler {
-  /** Draws the next token and accepts it (history, mirostat, draw counter). */
+  /** Draws the next token and accepts it (history, mirostat, adaptive-p's EMA, draw counter). */
   sample(logits: Float32Array): Sample;
   /** The processed distribution at the current state; accepts nothing. */
   decode(logits: Float32Array): Distribution;
   /** Feeds a token that was not drawn here (prompt or forced tokens). */
   accept(token: number): void;
   /**
-   * Forgets history and mirostat state; the draw counter restarts. A seeded
+   * Forgets history, mirostat and adaptive-p state; the draw counter restarts. A seeded
    * sampler replays its stream; an unseeded one takes a fresh random seed.
    */
   reset(): void;
