@@ -1,7 +1,7 @@
 // GPU samplers (gd.createSampler): a stateful sampler over GPU rows. Without
-// mirostat its state (history, draw counter, seed) is kept here and each
-// step is the stateless call with that history, seed and step (what the wasm
-// sampler does); with mirostat a wasm sampler carries mu.
+// mirostat or adaptive-p its state (history, draw counter, seed) is kept here
+// and each step is the stateless call with that history, seed and step (what
+// the wasm sampler does); with either a wasm sampler carries mu or the EMA.
 import { randomSeed64 } from '../src/rng.js';
 import { configuredStages } from './planning.mjs';
 import { withOptions } from './restate.mjs';
@@ -11,7 +11,7 @@ export const GPU_SAMPLER = Symbol('bregman-decoders GPU sampler');
 
 // A wasm sampler of `options` with `seed`: it validates the options
 // (TypeError / RangeError at creation, not at the first draw) and carries
-// mirostat's mu.
+// mirostat's mu and adaptive-p's EMA.
 const cpuSampler = (bd, options, seed) => bd.createSampler(withOptions(options, { seed }));
 
 // The GPU samplers' methods; ctx, their decoder's (defineGpuSampler), is this._ctx.
@@ -42,9 +42,11 @@ class GpuSamplerBase {
     this._seed = options.seed ?? randomSeed64();
     this._history = [];
     this._step = 0;
-    // Only a mirostat sampler keeps its wasm sampler (for mu).
+    // Only a mirostat or adaptive-p sampler keeps its wasm sampler (for mu,
+    // for the EMA).
     const cpu = cpuSampler(ctx.bd, options, this._seed);
-    if (configuredStages(ctx.bd, options).has('mirostat')) this._cpu = cpu;
+    const stages = configuredStages(ctx.bd, options);
+    if (stages.has('mirostat') || stages.has('adaptive_p')) this._cpu = cpu;
     else { cpu.dispose(); this._cpu = null; }
   }
   _copyFrom(source) {
