@@ -249,7 +249,8 @@ size_t Decoder::WorkspaceBytes() const {
          (ws_.keys.capacity() + ws_.sort_scratch.capacity()) * sizeof(uint64_t) +
          ws_.probs.capacity() * sizeof(double) + ws_.prefix_p.capacity() * sizeof(double) +
          ws_.stage_i32.capacity() * sizeof(int32_t) + ws_.stage_f32.capacity() * sizeof(float) +
-         ws_.stage_f64.capacity() * sizeof(double) + ws_.top_ids.capacity() * sizeof(int32_t) +
+         ws_.stage_f64.capacity() * sizeof(double) + ws_.history_z.capacity() * sizeof(int32_t) +
+         ws_.top_ids.capacity() * sizeof(int32_t) +
          ws_.top_logprobs.capacity() * sizeof(float) +
          ws_.out_ids.capacity() * sizeof(int32_t) + ws_.out_probs.capacity() * sizeof(float) +
          (ws_.block_max.capacity() + ws_.block_sums.capacity() + ws_.block_scratch.capacity() +

@@ -1687,3 +1687,44 @@ TEST_CASE("Bregman: tau_k where the dropped mass is below float64's resolution o
   REQUIRE(dec.Decode(row.data(), row.size(), o) == bd::StatusCode::kOk);
   CHECK(dec.k() > 1);
 }
+
+// The wasm bindings keep WorkspaceBytesBound(V, bregman) free for a decoder
+// that has run rows of V tokens: it must bound what the workspace holds after
+// any calls, growing V by small steps (each vector's growth slack) and the
+// Bregman solvers at their largest supports (lambda 0 keeps every token;
+// both divergences, adaptive and fixed k), the other stages included.
+TEST_CASE("WorkspaceBytesBound bounds the workspace after any calls up to a vocabulary") {
+  std::mt19937_64 rng(43);
+  bd::Decoder dec, plain_only;  // plain_only never runs Bregman
+  size_t largest = 0;
+  for (size_t v : {size_t{10}, size_t{1000}, size_t{1500}, size_t{40000}, size_t{50000},
+                   size_t{70000}, size_t{262144}}) {
+    largest = std::max(largest, v);
+    const std::vector<float> row = LlmRow(v, rng);
+    bd::DecodeOptions plain;
+    plain.top_p = 0.999f;
+    plain.typical.p = 0.99f;
+    plain.top_logprobs = 20;
+    REQUIRE(plain_only.Sample(row.data(), v, plain) == bd::StatusCode::kOk);
+    CHECK(plain_only.WorkspaceBytes() <= bd::WorkspaceBytesBound(largest, false));
+    REQUIRE(dec.Sample(row.data(), v, plain) == bd::StatusCode::kOk);
+    for (auto divergence : {bd::BregmanDivergence::kPrimal, bd::BregmanDivergence::kDual}) {
+      for (size_t fixed_k : {size_t{0}, v}) {
+        bd::DecodeOptions o;
+        o.bregman_enabled = true;
+        o.bregman.divergence = divergence;
+        o.bregman.alpha = 2.5;
+        o.bregman.lambda = 0.0;
+        o.bregman.fixed_k = fixed_k;
+        REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+        CAPTURE(v);
+        CAPTURE(fixed_k);
+        CHECK(dec.WorkspaceBytes() <= bd::WorkspaceBytesBound(largest, true));
+      }
+    }
+  }
+  MESSAGE("workspace " << dec.WorkspaceBytes() << " B at V = " << largest << " (bound "
+                       << bd::WorkspaceBytesBound(largest, true) << " B), without Bregman "
+                       << plain_only.WorkspaceBytes() << " B (bound "
+                       << bd::WorkspaceBytesBound(largest, false) << " B)");
+}
