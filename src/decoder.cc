@@ -118,6 +118,7 @@ StatusCode Decoder::RunChain(bool sampling, const float* logits, size_t vocab,
       RunStages(c, o, greedy, state ? &state->mirostat() : nullptr, ws_, ctx);
   objective_ = outcome.objective;
   if (draw_hint) *draw_hint = outcome.draw_hint;
+  if (outcome.refused != nullptr) return Fail(StatusCode::kRangeError, "%s", outcome.refused);
   if (c.Count() == 0) {
     return Fail(StatusCode::kRangeError,
                 "every token was removed (logit_bias / banned_tokens / allowed_tokens / "

@@ -911,6 +911,8 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
   Multiplier hint;  // from the search, for the final solve
   hint.price = want_objective;  // (sample() needs q alone)
   hint.probes = &ws.probes;
+  ws.probes.log_scale_left = kLogScaleTokens;
+  const size_t refused_before = ws.probes.log_scale_refused;
   double in_support = 0.0;
   size_t k;
   // The final solve of support k (unless the search left its q and cost);
@@ -938,6 +940,13 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
   // ws.q keeps its size: shrinking it to k would make the next decode's
   // growth zero-fill it again.
   result.k = k;
+  if (ws.probes.log_scale_refused != refused_before) {
+    result.refused =
+        "bregman: this alpha on this row needs the log-scale solver (its multiplier below the "
+        "double range) on more and larger supports than one call does in reasonable time: cap "
+        "the support with bregman.k_max (or use a fixed k, a larger lambda or a smaller alpha)";
+    return result;
+  }
   if (!want_objective) {
     result.objective = NAN;
     return result;

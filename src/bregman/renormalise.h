@@ -428,6 +428,26 @@ inline void SetLogScaleOutputs(Multiplier* hint, double value, int evaluations) 
   hint->settled = hint->settled_by_estimate = false;
 }
 
+// The log-scale solves' work bound (BregmanProbes::log_scale_left; a hint
+// without probes is unbounded). A solve that finds it spent is skipped: q =
+// p, the multiplier 0, and it is counted (BregmanProbes::log_scale_refused),
+// so the rest of the search runs in no time and the decode is refused.
+inline bool LogScaleRefused(Multiplier* hint, const double* p, size_t k, double* q) {
+  if (hint == nullptr || hint->probes == nullptr || hint->probes->log_scale_left > 0) return false;
+  ++hint->probes->log_scale_refused;
+  for (size_t i = 0; i < k; ++i) q[i] = p[i];
+  SetLogScaleOutputs(hint, 0.0, 0);
+  return true;
+}
+// Charges a log-scale solve's passes over its k tokens (its evaluations and
+// the pricing pass) to the bound.
+inline void ChargeLogScale(Multiplier* hint, size_t k, int evaluations) {
+  if (hint == nullptr || hint->probes == nullptr) return;
+  size_t& left = hint->probes->log_scale_left;
+  const size_t work = k * static_cast<size_t>(evaluations + 1);
+  left = left > work ? left - work : 0;
+}
+
 // An anchored start's step (relative to nu) below which its error is
 // measured and predicted as quadratic in the step (SolveMultiplier).
 constexpr double kShortAnchorStep = 1e-3;

@@ -71,6 +71,7 @@ double RenormalisePrimalLogScale(double alpha, const double* p, size_t k, double
     cost += DivergenceAbove(alpha, p[i], q[i], at.log_ratio);
   }
   SetLogScaleOutputs(hint, ExpFullF64(b * log_r) / b, evaluations);
+  ChargeLogScale(hint, k, evaluations);
   return hint != nullptr && hint->last_only ? NAN : cost;
 }
 
@@ -100,6 +101,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
                                 Multiplier* hint) {
   const double b = alpha - 1.0;
   if (MultiplierBelowRange(alpha, rem, k)) {
+    if (LogScaleRefused(hint, p, k, q)) return hint->last_only ? NAN : 0.0;
     return RenormalisePrimalLogScale(alpha, p, k, rem, q, hint);
   }
   // pow_b[i] = p_i^b, so that q_i^b = p_i^b + b nu. Stored this way round

@@ -25,6 +25,9 @@ struct ChainOutcome {
   // a stage sets it only where it cuts. The chain drops it once the
   // candidates change after it (Candidates::list_version).
   DrawHint draw_hint;
+  // Non-null: a stage refused the call with this message (Bregman past its
+  // log-scale budget, BregmanResult::refused); the decoder reports it.
+  const char* refused = nullptr;
 };
 
 // One stage's call, as the chain makes it.

@@ -308,3 +308,19 @@ test('running out of wasm memory is a RangeError from every allocating call; the
   assert.match(r.stdout, /^ok /m);
   console.log(r.stdout.trim().split('\n').map((l) => `# ${l}`).join('\n'));
 });
+
+test('Bregman past its log-scale budget (alpha 40, lambda 1e-300, V = 262144) is a RangeError naming k_max, in bounded time', () => {
+  const rand = rng(4343);
+  const v = 262144;
+  const wide = new Float32Array(v);
+  for (let i = 0; i < v; i++) wide[i] = 3 * Math.sqrt(-2 * Math.log(rand() + 1e-300)) * Math.cos(2 * Math.PI * rand());
+  const t0 = performance.now();
+  assert.throws(() => bd.decode(wide, { bregman: { alpha: 40, lambda: 1e-300 } }),
+    (e) => e instanceof RangeError && /^bregman: .*log-scale solver.*bregman\.k_max/.test(e.message));
+  const ms = performance.now() - t0;
+  console.log(`# refused after ${ms.toFixed(0)} ms`);
+  assert.ok(ms < 10000, `${ms} ms`);
+  const capped = bd.decode(wide, { bregman: { alpha: 40, lambda: 1e-300, k_max: 4096 } });
+  assert.ok(capped.k >= 1 && capped.k <= 4096);
+  assertExact();
+});

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <string>
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
@@ -1727,4 +1729,35 @@ TEST_CASE("WorkspaceBytesBound bounds the workspace after any calls up to a voca
                        << bd::WorkspaceBytesBound(largest, true) << " B), without Bregman "
                        << plain_only.WorkspaceBytes() << " B (bound "
                        << bd::WorkspaceBytesBound(largest, false) << " B)");
+}
+
+// The log-scale solver's budget (kLogScaleTokens): primal alpha 40 with
+// lambda 1e-300 on a wide row (Gaussian logits, sd 3) at V = 262144 solves
+// many large supports in log scale (tens of seconds in wasm): refused with a
+// RangeError naming bregman.k_max; the same decode capped by k_max, and the
+// decoder afterwards, work.
+TEST_CASE("Bregman: a search past the log-scale budget is a RangeError that names k_max") {
+  std::mt19937_64 rng(4343);
+  std::normal_distribution<float> g(0.0f, 3.0f);
+  std::vector<float> row(262144);
+  for (float& x : row) x = g(rng);
+  bd::Decoder dec;
+  bd::DecodeOptions o;
+  o.bregman_enabled = true;
+  o.bregman.alpha = 40.0;
+  o.bregman.lambda = 1e-300;
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK(dec.Decode(row.data(), row.size(), o) == bd::StatusCode::kRangeError);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  MESSAGE("refused after " << ms << " ms");
+  CHECK(std::string(dec.error()).find("bregman.k_max") != std::string::npos);
+  CHECK(dec.Sample(row.data(), row.size(), o) == bd::StatusCode::kRangeError);
+  o.bregman.k_max = 4096;
+  REQUIRE(dec.Decode(row.data(), row.size(), o) == bd::StatusCode::kOk);
+  CHECK(dec.k() <= 4096);
+  // The budget leaves the ordinary extreme cases alone: lambda 0 keeps every token.
+  o.bregman.k_max = SIZE_MAX;
+  o.bregman.lambda = 0.0;
+  REQUIRE(dec.Decode(row.data(), row.size(), o) == bd::StatusCode::kOk);
+  CHECK(dec.k() == row.size());
 }
