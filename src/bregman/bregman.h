@@ -83,18 +83,11 @@ struct BregmanResult {
   size_t k = 0;            // support size: the k largest probabilities
   double objective = 0.0;  // D(k) + lambda * k (fixed k: D(k))
   // Non-null: the decode needed more log-scale work than a call is allowed
-  // (kLogScaleTokens); k and q are then meaningless and this says what to do.
+  // (kLogScaleTokens in decode.cc); k and q are then meaningless and this
+  // says what to do.
   const char* refused = nullptr;
 };
 
-// The log-scale solves' budget per decode, in tokens evaluated (each of
-// their passes over a support of k tokens costs k): about 64 passes over a
-// V = 262144 support, roughly a second in wasm. Supports whose multiplier
-// lies below the double range (a large alpha on a near-certain row) are
-// solved in log scale by scalar code; an adaptive search that would solve
-// many of them at large k (primal alpha 40, lambda 1e-300 on a wide row)
-// stops there and is refused instead of running for tens of seconds.
-constexpr size_t kLogScaleTokens = size_t{1} << 24;
 
 // The adaptive search's switches. The defaults are the product's behaviour;
 // the other settings exist to compare a path against its reference (the
@@ -148,7 +141,7 @@ struct BregmanProbes {
   size_t prefix_requests[kRecordedPrefixRequests] = {};
   size_t prefix_request_count = 0;
   // The log-scale solves' work bound for the current decode, in tokens
-  // evaluated (DecodeBregman sets it to kLogScaleTokens; SIZE_MAX: none),
+  // evaluated (DecodeBregman sets it to kLogScaleTokens, decode.cc; SIZE_MAX: none),
   // and the solves that found it spent and were skipped (the decode is then
   // refused: BregmanResult::refused).
   size_t log_scale_left = SIZE_MAX;

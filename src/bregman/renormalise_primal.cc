@@ -62,7 +62,8 @@ double RenormalisePrimalLogScale(double alpha, const double* p, size_t k, double
         *slope = at.slope;
         return at.increment;
       },
-      lo - 1e-9 * std::fabs(lo), 0.0, lo, &evaluations, ExhaustedSolves(hint));
+      lo - 1e-9 * std::fabs(lo), 0.0, lo, &evaluations, ExhaustedSolves(hint),
+      hint != nullptr ? hint->probes : nullptr);
   const double r = ExpFullF64(log_r);
   double cost = 0.0;
   for (size_t i = 0; i < k; ++i) {
@@ -71,7 +72,7 @@ double RenormalisePrimalLogScale(double alpha, const double* p, size_t k, double
     cost += DivergenceAbove(alpha, p[i], q[i], at.log_ratio);
   }
   SetLogScaleOutputs(hint, ExpFullF64(b * log_r) / b, evaluations);
-  ChargeLogScale(hint, k, evaluations);
+  ChargeLogScale(hint, k);
   return hint != nullptr && hint->last_only ? NAN : cost;
 }
 
