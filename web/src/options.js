@@ -48,7 +48,7 @@ function ownOptions(name, o, known, prefix) {
   }
   const copy = Object.create(null);
   for (const key of Object.keys(o)) {
-    if (!known.has(key)) throw new RangeError(`unknown option ${prefix}${key}`);
+    if (known !== null && !known.has(key)) throw new RangeError(`unknown option ${prefix}${key}`);
     copy[key] = o[key];
   }
   return copy;
@@ -93,9 +93,11 @@ function copyBias(v) {
 
 /**
  * The snapshot of a call's options (undefined and null stay as they are):
- * checked to be a plain object of known options, each read once.
+ * checked to be a plain object (of `known` options, when given: the option
+ * block's snapshot passes them; the WebGPU decoder leaves the names to the
+ * calls it makes), each read once.
  */
-export function snapshotOptions(options, known) {
+export function snapshotOptions(options, known = null) {
   if (options === undefined || options === null) return options;
   const o = ownOptions('options', options, known, '');
   if (Array.isArray(o.samplers)) o.samplers = copyElements(o.samplers);
