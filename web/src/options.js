@@ -18,36 +18,37 @@ const MAX_AUX_IDS = 2 ** 23;
 // checks and the writer use, so a getter or Proxy that answers differently
 // on a second read cannot pass the checks with one value and run with
 // another, and an object changed later cannot change a sampler.
-// The rule: options (and bregman) must be plain objects, whose prototype is
-// Object.prototype or null; their options are their own enumerable
-// string-keyed properties, each read exactly once. Inherited properties are
-// never options. Arrays, Maps, class instances and other objects are a
-// TypeError. Lists are copied (arrays element by element, typed arrays
+// The rule: options (and bregman) must be plain objects (Object.prototype's
+// toString tag 'Object', not an array: arrays, Maps, Sets, typed arrays,
+// Dates and the like are a TypeError); their options are their enumerable
+// string-keyed properties, own and inherited alike (for...in: a defaults
+// object as the prototype works), each read exactly once, and an unknown
+// one, own or inherited, is a RangeError. Lists are copied (arrays element by element, typed arrays
 // through the intrinsic getters, Maps through the intrinsic entries); values
 // of a wrong type are kept as given, for the writer to refuse.
 const mapEntries = Map.prototype.entries;
 
-function describeObject(v) {
+// What a non-plain object is, for the message; null for a plain object.
+function nonPlainKind(v) {
   if (Array.isArray(v)) return 'an array';
   const kind = typedArrayKind(v);
   if (kind !== undefined) return `a ${kind}`;
   const tag = Object.prototype.toString.call(v).slice(8, -1);
-  return tag === 'Object' ? 'an object whose prototype is not Object.prototype' : `a ${tag}`;
+  return tag === 'Object' ? null : `a ${tag}`;
 }
 
-// The own enumerable options of a plain object `o` named `name`, each read once.
-function ownOptions(name, o, known, prefix) {
+// The enumerable options (own and inherited) of a plain object `o` named
+// `name`, each read once.
+function readOptions(name, o, known, prefix) {
   if (typeof o !== 'object') throw new TypeError(`${name} must be an object, got ${typeof o}`);
   // A Map has no own keys: every option in it would be silently ignored.
   if (o instanceof Map) {
     throw new TypeError(`${name} must be a plain object, got a Map${name === 'options' ? ' (its entries are not options)' : ''}`);
   }
-  const proto = Object.getPrototypeOf(o);
-  if (proto !== Object.prototype && proto !== null) {
-    throw new TypeError(`${name} must be a plain object ({ ... }), got ${describeObject(o)}`);
-  }
+  const kind = nonPlainKind(o);
+  if (kind !== null) throw new TypeError(`${name} must be a plain object ({ ... }), got ${kind}`);
   const copy = Object.create(null);
-  for (const key of Object.keys(o)) {
+  for (const key in o) {
     if (known !== null && !known.has(key)) throw new RangeError(`unknown option ${prefix}${key}`);
     copy[key] = o[key];
   }
@@ -99,10 +100,10 @@ function copyBias(v) {
  */
 export function snapshotOptions(options, known = null) {
   if (options === undefined || options === null) return options;
-  const o = ownOptions('options', options, known, '');
+  const o = readOptions('options', options, known, '');
   if (Array.isArray(o.samplers)) o.samplers = copyElements(o.samplers);
   if (o.bregman !== undefined && o.bregman !== null && typeof o.bregman === 'object') {
-    o.bregman = ownOptions('bregman', o.bregman, BREGMAN_KEYS, 'bregman.');
+    o.bregman = readOptions('bregman', o.bregman, BREGMAN_KEYS, 'bregman.');
   }
   for (const name of Object.keys(LIST_OPTIONS)) {
     if (o[name] === undefined) continue;
