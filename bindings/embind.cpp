@@ -3,7 +3,10 @@
 // HEAPF64.set into optionsPtr() (+ the aux arrays); results leave as heap
 // offsets read by JS.
 #include <emscripten/bind.h>
+#include <emscripten/emmalloc.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -14,8 +17,48 @@
 #include "sampler_state.h"
 #include "size_limits.h"
 #include "stages/registry.h"
+#include "workspace.h"
 
 namespace {
+
+// Out of memory. The wasm memory grows up to MAXIMUM_MEMORY; past it malloc
+// returns null and operator new (no exceptions) aborts the module. So every
+// call that may allocate first makes sure the memory can provide what it may
+// ask for, and refuses with kOutOfMemory (JS: a RangeError) otherwise; the
+// checks run only where something is about to grow.
+constexpr int kOutOfMemory = 3;
+// Kept free past every check: the small allocations no check covers (error
+// messages, Embind's handles, allocator headers).
+constexpr uint64_t kHeapSlack = uint64_t{1} << 20;
+
+// Whether `bytes` (and the slack) can be allocated now: at once when the
+// memory emmalloc has not claimed yet holds them (then nothing is allocated
+// and the memory does not grow), else by a probe that allocates and frees
+// them (found among the freed blocks). The probe calls emmalloc by its own
+// names: a malloc whose result is only freed is removed by the optimiser,
+// which assumes it succeeds.
+bool HeapHas(uint64_t bytes) {
+  const uint64_t need = bytes + kHeapSlack;
+  if (need <= emmalloc_unclaimed_heap_memory()) return true;
+  if (need > SIZE_MAX / 2) return false;
+  void* p = emmalloc_malloc(static_cast<size_t>(need));
+  if (p == nullptr) return false;
+  emmalloc_free(p);
+  return true;
+}
+
+// Grows v to n elements (exactly n of capacity when it must reallocate);
+// false, with v unchanged, when the memory cannot hold them and `room` more.
+template <typename T>
+bool GrowTo(std::vector<T>& v, size_t n, uint64_t room) {
+  if (v.size() >= n) return true;
+  if (v.capacity() < n) {
+    if (!HeapHas(uint64_t{n} * sizeof(T) + room)) return false;
+    v.reserve(n);
+  }
+  v.resize(n);
+  return true;
+}
 
 // Option block + aux arrays, as written by JS.
 struct OptionBlock {
@@ -53,6 +96,12 @@ class WasmSampler {
     state_.Reset(o.mirostat, o.adaptive_p);
   }
   WasmSampler* clone() const { return new WasmSampler(*this); }
+  // An upper bound of the bytes a sampler of `block` allocates.
+  static uint64_t Bytes(const OptionBlock& block) {
+    return sizeof(WasmSampler) + 2 * bd::SamplerState::kMaxHistory * sizeof(int32_t) +
+           block.slots.size() * sizeof(double) + block.aux_i32.size() * sizeof(int32_t) +
+           block.aux_f32.size() * sizeof(float) + 256;
+  }
   size_t historyLength() const { return state_.history_len(); }
   double step() const { return static_cast<double>(state_.step()); }
   int configuredStages() const { return ConfiguredStages(block_.Read()); }
@@ -67,21 +116,23 @@ class WasmSampler {
 
 class WasmDecoder {
  public:
+  // The input row for `vocab` floats; 0 past kMaxVocab (JS checks MAX_VOCAB
+  // first; Run then reports it) or when the memory cannot hold it.
   uintptr_t inputPtr(size_t vocab) {
-    // JS checks MAX_VOCAB first; refusing here too means no path can ask
-    // for an allocation that would abort the module (Run then reports it).
-    if (vocab > bd::kMaxVocab) return 0;
-    if (input_.size() < vocab) input_.resize(vocab);
+    if (vocab > bd::kMaxVocab || !GrowTo(input_, vocab, Headroom())) return 0;
     return reinterpret_cast<uintptr_t>(input_.data());
   }
   uintptr_t optionsPtr() { return reinterpret_cast<uintptr_t>(block_.slots.data()); }
-  // Sizes the aux arrays (grow-only capacity) and returns their addresses.
+  // Sizes the aux arrays (grow-only capacity) and returns their addresses (0:
+  // the memory cannot hold them).
   uintptr_t auxI32Ptr(size_t n) {
-    block_.aux_i32.resize(n);
+    if (block_.aux_i32.size() > n) block_.aux_i32.resize(n);
+    if (!GrowTo(block_.aux_i32, n, Headroom())) return 0;
     return reinterpret_cast<uintptr_t>(block_.aux_i32.data());
   }
   uintptr_t auxF32Ptr(size_t n) {
-    block_.aux_f32.resize(n);
+    if (block_.aux_f32.size() > n) block_.aux_f32.resize(n);
+    if (!GrowTo(block_.aux_f32, n, Headroom())) return 0;
     return reinterpret_cast<uintptr_t>(block_.aux_f32.data());
   }
 
@@ -89,8 +140,17 @@ class WasmDecoder {
   int sample(size_t vocab) { return Run(vocab, true, nullptr); }
   int decodeWith(WasmSampler& s, size_t vocab) { return Run(vocab, false, &s); }
   int sampleWith(WasmSampler& s, size_t vocab) { return Run(vocab, true, &s); }
-  // A sampler with the options currently in the block (validated first).
-  WasmSampler* createSampler() { return new WasmSampler(block_); }
+  // A sampler with the options currently in the block (validated first);
+  // null when the memory cannot hold it.
+  WasmSampler* createSampler() {
+    if (!HeapHas(WasmSampler::Bytes(block_) + Headroom())) return nullptr;
+    return new WasmSampler(block_);
+  }
+  // An independent copy of s; null when the memory cannot hold it.
+  WasmSampler* cloneSampler(const WasmSampler& s) {
+    if (!HeapHas(WasmSampler::Bytes(s.block()) + Headroom())) return nullptr;
+    return new WasmSampler(s);
+  }
   // Validates the current block without decoding (for createSampler).
   int validate() { return static_cast<int>(decoder_.Check(block_.Read())); }
   // The stages the options in the block ask for (bit i: StageId i).
@@ -110,12 +170,38 @@ class WasmDecoder {
   size_t workspaceBytes() const { return decoder_.WorkspaceBytes(); }
 
  private:
+  // The bytes the workspace may still grow into for calls like those made
+  // so far (their bound, less what it holds): kept free for them.
+  uint64_t Headroom() const {
+    if (grown_vocab_ == 0) return 0;
+    const uint64_t bound = bd::WorkspaceBytesBound(grown_vocab_, grown_bregman_) +
+                           uint64_t{grown_z_} * sizeof(int32_t);
+    const uint64_t held = decoder_.WorkspaceBytes();
+    return bound > held ? bound - held : 0;
+  }
+  // Whether the memory can hold what a call on `vocab` tokens with options o
+  // (and a history of history_len tokens) may grow the workspace to.
+  bool RoomFor(size_t vocab, const bd::DecodeOptions& o, size_t history_len) {
+    const size_t v = std::max(grown_vocab_, vocab);
+    const bool bregman = grown_bregman_ || o.bregman_enabled;
+    const size_t z = std::max(grown_z_, bd::NoRepeatNgramScratch(o.no_repeat_ngram, history_len));
+    if (v == grown_vocab_ && bregman == grown_bregman_ && z == grown_z_) return true;
+    const uint64_t bound = bd::WorkspaceBytesBound(v, bregman) + uint64_t{z} * sizeof(int32_t);
+    const uint64_t held = decoder_.WorkspaceBytes();
+    if (!HeapHas(bound > held ? bound - held : 0)) return false;
+    grown_vocab_ = v;
+    grown_bregman_ = bregman;
+    grown_z_ = z;
+    return true;
+  }
+
   int Run(size_t vocab, bool sample, WasmSampler* s) {
     if (vocab > input_.size()) {
       // Only reachable past kMaxVocab: the decoder writes the message.
       return static_cast<int>(decoder_.Decode(nullptr, vocab, bd::DecodeOptions{}));
     }
     const bd::DecodeOptions o = s ? s->block().Read() : block_.Read();
+    if (!RoomFor(vocab, o, s ? s->state().history_len() : o.history_len)) return kOutOfMemory;
     bd::StatusCode st;
     if (sample) {
       st = decoder_.Sample(input_.data(), vocab, o, s ? &s->state() : nullptr);
@@ -128,6 +214,12 @@ class WasmDecoder {
   bd::Decoder decoder_;
   std::vector<float> input_;
   OptionBlock block_;
+  // What the workspace has been allowed to grow to (RoomFor): rows of
+  // grown_vocab_ tokens, Bregman's buffers when grown_bregman_, and
+  // no_repeat_ngram's grown_z_ int32.
+  size_t grown_vocab_ = 0;
+  bool grown_bregman_ = false;
+  size_t grown_z_ = 0;
 };
 
 std::string TargetName() { return bd::KernelTargetName(); }
@@ -169,7 +261,6 @@ EMSCRIPTEN_BINDINGS(bregman_decoders) {
   class_<WasmSampler>("WasmSampler")
       .function("accept", &WasmSampler::accept)
       .function("reset", &WasmSampler::reset)
-      .function("clone", &WasmSampler::clone, allow_raw_pointers())
       .function("historyLength", &WasmSampler::historyLength)
       .function("step", &WasmSampler::step)
       .function("configuredStages", &WasmSampler::configuredStages);
@@ -184,6 +275,7 @@ EMSCRIPTEN_BINDINGS(bregman_decoders) {
       .function("decodeWith", &WasmDecoder::decodeWith)
       .function("sampleWith", &WasmDecoder::sampleWith)
       .function("createSampler", &WasmDecoder::createSampler, allow_raw_pointers())
+      .function("cloneSampler", &WasmDecoder::cloneSampler, allow_raw_pointers())
       .function("validate", &WasmDecoder::validate)
       .function("configuredStages", &WasmDecoder::configuredStages)
       .function("error", &WasmDecoder::error)
@@ -212,4 +304,5 @@ EMSCRIPTEN_BINDINGS(bregman_decoders) {
     return bd::StageName(static_cast<bd::StageId>(id));
   }));
   constant("NUM_STAGES", static_cast<int>(bd::StageId::kCount));
+  constant("OUT_OF_MEMORY", kOutOfMemory);
 }

@@ -220,6 +220,15 @@ void FillOptions(FuzzedDataProvider& in, Block& b, size_t vocab) {
   }
   b.slots[bd::kSlot_SEED_LO] = in.ConsumeIntegral<uint32_t>();
   b.slots[bd::kSlot_STEP_LO] = in.ConsumeIntegralInRange<uint32_t>(0, 1000);
+  // Repetitive lists (a period of 1 to 4 ids), read last so the corpus's
+  // inputs keep their meaning: a history whose n-grams and repeats match far
+  // back (no_repeat_ngram's and DRY's Z passes with long boxes, every prefix
+  // length up to the history's).
+  if (in.ConsumeBool()) {
+    const size_t period = in.ConsumeIntegralInRange<size_t>(1, 4);
+    for (size_t i = period; i < n_aux; ++i) b.aux_i32[i] = b.aux_i32[i - period];
+    b.slots[bd::kSlot_NO_REPEAT_NGRAM_SIZE] = in.ConsumeIntegralInRange<int>(0, static_cast<int>(n_aux) + 2);
+  }
 }
 
 // Bregman decodes checked against the oracle (CheckBregmanAgainstOracle).

@@ -26,7 +26,7 @@ ChainOutcome RunStages(Candidates& c, const DecodeOptions& o, bool greedy,
   }
   StageContext here = ctx;
   StageCall call{c, o, greedy, mirostat, adaptive_p, ws, here, min_keep, out, false, false};
-  for (size_t s = 0; s < n && c.Count() > 0; ++s) {
+  for (size_t s = 0; s < n && c.Count() > 0 && out.refused == nullptr; ++s) {
     call.last = s + 1 == n;
     call.acting_follows = s + 1 < acting_end;
     here.draw_follows = ctx.draw_follows && !greedy && s + 1 == acting_end;

@@ -120,6 +120,7 @@ StatusCode Decoder::RunChain(bool sampling, const float* logits, size_t vocab,
   objective_ = outcome.objective;
   adaptive_p_ran_ = outcome.adaptive_p_ran;
   if (draw_hint) *draw_hint = outcome.draw_hint;
+  if (outcome.refused != nullptr) return Fail(StatusCode::kRangeError, "%s", outcome.refused);
   if (c.Count() == 0) {
     return Fail(StatusCode::kRangeError,
                 "every token was removed (logit_bias / banned_tokens / allowed_tokens / "
@@ -256,6 +257,7 @@ size_t Decoder::WorkspaceBytes() const {
          ws_.probs.capacity() * sizeof(double) + ws_.prefix_p.capacity() * sizeof(double) +
          ws_.stage_i32.capacity() * sizeof(int32_t) + ws_.stage_f32.capacity() * sizeof(float) +
          (ws_.stage_f64.capacity() + ws_.adaptive_p_original.capacity()) * sizeof(double) +
+         ws_.history_z.capacity() * sizeof(int32_t) +
          ws_.top_ids.capacity() * sizeof(int32_t) +
          ws_.top_logprobs.capacity() * sizeof(float) +
          ws_.out_ids.capacity() * sizeof(int32_t) + ws_.out_probs.capacity() * sizeof(float) +

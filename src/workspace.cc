@@ -32,4 +32,19 @@ void Workspace::Reserve(size_t vocab) {
   out_probs.resize(n);
 }
 
+namespace {
+// Bytes per token of the row's buffers (Reserve: 72 per vocab + slack
+// entry, adaptive-p's 8 more where it runs) and of Bregman's (q, scratch, powers, prefix_p, 8 mass lanes and the
+// sketch's nodes), each with room for a vector's growth past its need; and a
+// part independent of the vocabulary (histograms, radix counts, top_logprobs).
+constexpr size_t kRowBytesPerToken = 96;
+constexpr size_t kBregmanBytesPerToken = 256;
+constexpr size_t kFixedBytes = size_t{1} << 20;
+}  // namespace
+
+size_t WorkspaceBytesBound(size_t vocab, bool bregman) {
+  const size_t tokens = vocab + kCompressSlack;
+  return kFixedBytes + tokens * (kRowBytesPerToken + (bregman ? kBregmanBytesPerToken : 0));
+}
+
 }  // namespace bd

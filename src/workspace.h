@@ -89,6 +89,9 @@ struct Workspace {
   // them, the decoder's EMA update reads the drawn token's); grown to the
   // vocabulary on adaptive-p's first use only.
   std::vector<double> adaptive_p_original;
+  // no_repeat_ngram's Z values (NoRepeatNgramScratch): grown to the largest
+  // n - 1 a call has needed, independent of the vocabulary.
+  std::vector<int32_t> history_z;
   // Output of the last call.
   std::vector<int32_t> out_ids;
   std::vector<float> out_probs;
@@ -102,5 +105,13 @@ struct Workspace {
   // Makes room for a row of `vocab` tokens (no-op when already large enough).
   void Reserve(size_t vocab);
 };
+
+// An upper bound of the bytes a workspace holds (Decoder::WorkspaceBytes)
+// after any calls on rows of at most `vocab` tokens, Bregman's among them
+// when `bregman`, growth slack of its vectors included; history_z's
+// 4 * NoRepeatNgramScratch bytes come on top. What the wasm bindings make
+// sure the memory can still provide before a call may grow the workspace
+// (tests/native/test_decoder.cc checks it against WorkspaceBytes).
+size_t WorkspaceBytesBound(size_t vocab, bool bregman);
 
 }  // namespace bd

@@ -82,7 +82,12 @@ class SortedProbsArray final : public SortedProbs {
 struct BregmanResult {
   size_t k = 0;            // support size: the k largest probabilities
   double objective = 0.0;  // D(k) + lambda * k (fixed k: D(k))
+  // Non-null: the decode needed more log-scale work than a call is allowed
+  // (kLogScaleTokens in decode.cc); k and q are then meaningless and this
+  // says what to do.
+  const char* refused = nullptr;
 };
+
 
 // The adaptive search's switches. The defaults are the product's behaviour;
 // the other settings exist to compare a path against its reference (the
@@ -135,6 +140,12 @@ struct BregmanProbes {
   size_t sorted_prefix = 0;
   size_t prefix_requests[kRecordedPrefixRequests] = {};
   size_t prefix_request_count = 0;
+  // The log-scale solves' work bound for the current decode, in tokens
+  // evaluated (DecodeBregman sets it to kLogScaleTokens, decode.cc; SIZE_MAX: none),
+  // and the solves that found it spent and were skipped (the decode is then
+  // refused: BregmanResult::refused).
+  size_t log_scale_left = SIZE_MAX;
+  size_t log_scale_refused = 0;
 };
 
 // Reusable scratch for the decoder; grows to the largest prefix seen. Also

@@ -65,7 +65,8 @@ class PerK {
         kind_(ChooseTauKind(params.divergence, params.alpha)),
         probs_(probs),
         ws_(ws),
-        n_(probs.Size()) {
+        n_(probs.Size()),
+        refused_at_start_(ws.probes.log_scale_refused) {
     // The sketch is this distribution's: rebuilt per decode.
     if (kind_ == TauKind::kGeneral) {
       ws_.sketch.Reset(divergence_ == BregmanDivergence::kPrimal, alpha_);
@@ -195,6 +196,10 @@ class PerK {
     }
     return false;
   }
+
+  // Whether a log-scale solve of this decode found its budget spent
+  // (BregmanProbes::log_scale_refused): the decode is refused.
+  bool Refused() const { return ws_.probes.log_scale_refused != refused_at_start_; }
 
  private:
   // tau_k without pricing either support (each cost is a pass of several
@@ -671,6 +676,7 @@ class PerK {
   const TauKind kind_;
   SortedProbs& probs_;
   BregmanWorkspace& ws_;
+  const size_t refused_at_start_;  // ws_.probes.log_scale_refused when built
   const size_t n_;
   size_t built_ = 0;  // the root sums are valid for i <= built_ (none while 0)
   size_t mass_saved_ = 0;  // ws.mass_lanes holds the lanes at c kMassCheckpoint, c < mass_saved_
@@ -841,8 +847,10 @@ size_t FirstBelow(const Measure& measure, const Stop& stop, double lambda, size_
 // of lambda the sandwich is not trusted and the neighbours are priced
 // exactly.
 size_t AdaptiveK(PerK& per_k, double lambda, size_t k_lo, size_t k_hi) {
-  auto stop = [&](size_t k) {  // the clamp or all the positive mass kept
-    return k >= k_hi || !(per_k.Next(k) > 0.0);
+  // The clamp, all the positive mass kept, or a log-scale solve refused (the
+  // decode is then refused: the search ends at once).
+  auto stop = [&](size_t k) {
+    return k >= k_hi || per_k.Refused() || !(per_k.Next(k) > 0.0);
   };
   auto done = [&](size_t k) { return stop(k) || per_k.TauVersus(k, lambda) <= lambda; };
   // lambda = 0 keeps every positive token (spec 7): each gain is positive in
@@ -865,7 +873,10 @@ size_t AdaptiveK(PerK& per_k, double lambda, size_t k_lo, size_t k_hi) {
   if (done(j)) {
     k = j;
     // sigma_k > lambda (k > k_lo) proves tau_{k-1} > lambda unless near a tie.
-    while (k > k_lo && per_k.Sigma(k) <= lambda * (1.0 + kSlack) && done(k - 1)) --k;
+    while (k > k_lo && !per_k.Refused() && per_k.Sigma(k) <= lambda * (1.0 + kSlack) &&
+           done(k - 1)) {
+      --k;
+    }
   } else {
     k = j + 1;
     // sigma_k <= lambda proves tau_k <= lambda unless near a tie.
@@ -902,6 +913,17 @@ double TailCost(const BregmanParams& params, SortedProbs& probs, size_t k) {
 
 }  // namespace
 
+// The log-scale solves' budget per decode, in tokens evaluated (each of
+// their passes over a support of k tokens costs k): 8 passes over a support
+// of 262144 tokens, about 0.4 s natively and 1-2 s in wasm (a token costs
+// four deterministic transcendentals). Supports whose multiplier lies below
+// the double range (a large alpha on a near-certain row) are solved in log
+// scale by scalar code; the small supports where that happens in practice
+// take a fraction of it, while an adaptive search that would solve large
+// ones (primal alpha 40, lambda 1e-300 on Gaussian logits at V = 262144:
+// 21 s in wasm) is refused instead.
+constexpr size_t kLogScaleTokens = size_t{1} << 21;
+
 BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
                             BregmanWorkspace& ws, bool want_objective) {
   BregmanResult result;
@@ -911,6 +933,8 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
   Multiplier hint;  // from the search, for the final solve
   hint.price = want_objective;  // (sample() needs q alone)
   hint.probes = &ws.probes;
+  ws.probes.log_scale_left = kLogScaleTokens;
+  const size_t refused_before = ws.probes.log_scale_refused;
   double in_support = 0.0;
   size_t k;
   // The final solve of support k (unless the search left its q and cost);
@@ -938,6 +962,13 @@ BregmanResult DecodeBregman(const BregmanParams& params, SortedProbs& probs,
   // ws.q keeps its size: shrinking it to k would make the next decode's
   // growth zero-fill it again.
   result.k = k;
+  if (ws.probes.log_scale_refused != refused_before) {
+    result.refused =
+        "bregman: this alpha on this row needs the log-scale solver (its multiplier below the "
+        "double range) on more and larger supports than one call does in reasonable time: cap "
+        "the support with bregman.k_max (or use a fixed k, a larger lambda or a smaller alpha)";
+    return result;
+  }
   if (!want_objective) {
     result.objective = NAN;
     return result;

@@ -396,11 +396,22 @@ inline double MultiplierFloor(bool primal, double alpha, double rem, size_t k) {
 // log(sum q) over (lo, hi) from start. token(i, log_r, r, &slope) gives
 // q_i - p_i and dq_i / d log r at r = e^{log_r}; *evaluations counts the
 // passes over the support; exhausted (null: none) counts a solve that ends on
-// its iteration limit.
+// its iteration limit. probes (null: unbounded): each pass is charged to
+// log_scale_left; a pass it cannot pay ends the solve where it is, counted
+// in log_scale_refused (the decode is then refused).
 template <class Token>
 double SolveLogGain(size_t k, double rem, const Token& token, double lo, double hi, double start,
-                    int* evaluations, size_t* exhausted) {
+                    int* evaluations, size_t* exhausted, BregmanProbes* probes) {
   auto eval = [&](double log_r, double* f, double* df) {
+    if (probes != nullptr) {
+      if (probes->log_scale_left < k) {
+        ++probes->log_scale_refused;
+        *f = 0.0;  // ends Newton here
+        *df = 1.0;
+        return;
+      }
+      probes->log_scale_left -= k;
+    }
     ++*evaluations;
     const double r = ExpFullF64(log_r);
     double sum = -rem, slope = 0.0;
@@ -426,6 +437,25 @@ inline void SetLogScaleOutputs(Multiplier* hint, double value, int evaluations) 
   hint->measured_anchor_curvature = hint->measured_anchor_correction = 0.0;
   hint->evaluations = hint->exact_evaluations = evaluations;
   hint->settled = hint->settled_by_estimate = false;
+}
+
+// The log-scale solves' work bound (BregmanProbes::log_scale_left; a hint
+// without probes is unbounded). A solve that finds it spent is skipped: q =
+// p, the multiplier 0, and it is counted (BregmanProbes::log_scale_refused),
+// so the rest of the search runs in no time and the decode is refused.
+inline bool LogScaleRefused(Multiplier* hint, const double* p, size_t k, double* q) {
+  if (hint == nullptr || hint->probes == nullptr || hint->probes->log_scale_left >= k) return false;
+  ++hint->probes->log_scale_refused;
+  for (size_t i = 0; i < k; ++i) q[i] = p[i];
+  SetLogScaleOutputs(hint, 0.0, 0);
+  return true;
+}
+// Charges a log-scale solve's last pass over its k tokens (q and the cost;
+// SolveLogGain charges its own evaluations) to the bound.
+inline void ChargeLogScale(Multiplier* hint, size_t k) {
+  if (hint == nullptr || hint->probes == nullptr) return;
+  size_t& left = hint->probes->log_scale_left;
+  left = left > k ? left - k : 0;
 }
 
 // An anchored start's step (relative to nu) below which its error is

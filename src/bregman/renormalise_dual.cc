@@ -77,7 +77,7 @@ double RenormaliseDualLogScale(double alpha, const double* p, size_t k, double r
         return LogIncrement(alpha, p[i], log_r_at, slope);
       },
       -745.0, 0.0, start > -745.0 && start < 0.0 ? start : -370.0, &evaluations,
-      ExhaustedSolves(hint));
+      ExhaustedSolves(hint), hint != nullptr ? hint->probes : nullptr);
   double cost = 0.0;
   for (size_t i = 0; i < k; ++i) {
     double unused;
@@ -87,6 +87,7 @@ double RenormaliseDualLogScale(double alpha, const double* p, size_t k, double r
                        : DivergenceToZero(alpha, q[i]);
   }
   SetLogScaleOutputs(hint, ExpFullF64((alpha - 1.0) * log_r), evaluations);
+  ChargeLogScale(hint, k);
   return hint != nullptr && hint->last_only ? NAN : cost;
 }
 
@@ -97,6 +98,7 @@ double RenormaliseDualGeneral(double alpha, const double* p, size_t k,
                               Multiplier* hint) {
   const double b = alpha - 1.0;
   if (MultiplierBelowRange(alpha, rem, k)) {
+    if (LogScaleRefused(hint, p, k, q)) return hint->last_only ? NAN : 0.0;
     return RenormaliseDualLogScale(alpha, p, k, rem, q, hint);
   }
   // p^{2-alpha} (0 for p = 0): the caller's when it has them.

@@ -62,7 +62,8 @@ double RenormalisePrimalLogScale(double alpha, const double* p, size_t k, double
         *slope = at.slope;
         return at.increment;
       },
-      lo - 1e-9 * std::fabs(lo), 0.0, lo, &evaluations, ExhaustedSolves(hint));
+      lo - 1e-9 * std::fabs(lo), 0.0, lo, &evaluations, ExhaustedSolves(hint),
+      hint != nullptr ? hint->probes : nullptr);
   const double r = ExpFullF64(log_r);
   double cost = 0.0;
   for (size_t i = 0; i < k; ++i) {
@@ -71,6 +72,7 @@ double RenormalisePrimalLogScale(double alpha, const double* p, size_t k, double
     cost += DivergenceAbove(alpha, p[i], q[i], at.log_ratio);
   }
   SetLogScaleOutputs(hint, ExpFullF64(b * log_r) / b, evaluations);
+  ChargeLogScale(hint, k);
   return hint != nullptr && hint->last_only ? NAN : cost;
 }
 
@@ -100,6 +102,7 @@ double RenormalisePrimalGeneral(double alpha, const double* p, size_t k,
                                 Multiplier* hint) {
   const double b = alpha - 1.0;
   if (MultiplierBelowRange(alpha, rem, k)) {
+    if (LogScaleRefused(hint, p, k, q)) return hint->last_only ? NAN : 0.0;
     return RenormalisePrimalLogScale(alpha, p, k, rem, q, hint);
   }
   // pow_b[i] = p_i^b, so that q_i^b = p_i^b + b nu. Stored this way round

@@ -2,6 +2,7 @@
 // probabilities in sorted order, a prefix at a time, so an adaptive search
 // that stops at a small k never sorts the vocabulary.
 #include <algorithm>
+#include <cmath>
 
 #include "kernels/det_math.h"
 #include "kernels/log_f64.h"
@@ -179,10 +180,14 @@ class CandidateProbs final : public SortedProbs {
 }  // namespace
 
 double ApplyBregman(Candidates& c, const BregmanParams& params, Workspace& ws,
-                    bool want_objective, bool logits_needed) {
+                    bool want_objective, bool logits_needed, const char** refused) {
   ws.bregman.probes.prefix_request_count = 0;
   CandidateProbs probs(c, ws);
   const BregmanResult r = DecodeBregman(params, probs, ws.bregman, want_objective);
+  if (r.refused != nullptr) {
+    if (refused != nullptr) *refused = r.refused;
+    return NAN;
+  }
   ws.bregman.probes.sorted_prefix = c.SortedCount();
   EnsureSorted(c, r.k, ws);
   TruncateToSorted(c, r.k);

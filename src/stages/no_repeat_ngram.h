@@ -25,10 +25,16 @@ struct NoRepeatNgramParams {
 // ngram_size), nor when L + 1 == n (no complete n-gram yet); n == 1 bans
 // every token of the history. Banned tokens outside [0, vocab) are skipped.
 // Banning every candidate leaves c.Count() == 0, which the decoder reports.
-// Complexity: O(L * n) worst case (each position compares at most n - 1
-// tokens, usually one), plus O(Count()) on a list (ws.stage_i32 as a mark
-// array over the list's ids). No allocation, no map of n-grams.
+// Complexity: O(L) for any n (the Z-algorithm over the reversed history,
+// stages/reverse_z.h), plus O(Count()) on a list (ws.stage_i32 as a mark
+// array over the list's ids). Scratch: ws.history_z of
+// NoRepeatNgramScratch(p, L) int32, grown only when a call needs more than
+// any before (no allocation in steady state), no map of n-grams.
 void ApplyNoRepeatNgram(Candidates& c, const NoRepeatNgramParams& p, Workspace& ws,
                         const StageContext& ctx);
+
+// The int32 scratch ApplyNoRepeatNgram needs for a history of history_len
+// tokens: n - 1 when n >= 2 and the history holds a prefix, else 0.
+size_t NoRepeatNgramScratch(const NoRepeatNgramParams& p, size_t history_len);
 
 }  // namespace bd

@@ -231,7 +231,7 @@ bool BregmanValid(O o, Complaint& why) {
 void BregmanApply(StageCall& a) {
   if (!a.greedy && a.o.bregman_enabled) {
     a.out.objective = ApplyBregman(a.c, a.o.bregman, a.ws, a.ctx.want_objective,
-                                   /*logits_needed=*/a.acting_follows);
+                                   /*logits_needed=*/a.acting_follows, &a.out.refused);
   }
 }
 

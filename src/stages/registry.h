@@ -29,6 +29,9 @@ struct ChainOutcome {
   // Workspace::adaptive_p_original, unless the call is greedy): the sampler's
   // EMA takes the drawn token's.
   bool adaptive_p_ran;
+  // Non-null: a stage refused the call with this message (Bregman past its
+  // log-scale budget, BregmanResult::refused); the decoder reports it.
+  const char* refused = nullptr;
 };
 
 // One stage's call, as the chain makes it.

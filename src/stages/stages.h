@@ -58,8 +58,11 @@ void ApplyTemperature(Candidates& c, float t);
 // logits_needed the list's logits become log q (temperature 1) for stages
 // that follow; without (the chain's last stage: the draw and the output read
 // c.probs only) they keep their values, and the pass of logs is skipped.
-// Records its sorted prefix in ws.bregman.probes (BregmanProbes).
+// Records its sorted prefix in ws.bregman.probes (BregmanProbes). A decode
+// past its log-scale budget (BregmanResult::refused) leaves c as it was,
+// returns NaN and sets *refused (null: not reported) to its message.
 double ApplyBregman(Candidates& c, const BregmanParams& params, Workspace& ws,
-                    bool want_objective = true, bool logits_needed = true);
+                    bool want_objective = true, bool logits_needed = true,
+                    const char** refused = nullptr);
 
 }  // namespace bd

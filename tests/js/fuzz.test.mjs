@@ -104,3 +104,65 @@ test('3000 random calls: valid results or TypeError/RangeError, and a flat heap'
   // Still healthy.
   assert.deepEqual(Array.from(bd.decode(new Float32Array([1, 3, 2]), { top_k: 2 }).ids), [1, 2]);
 });
+
+// Hostile shapes of the same random calls: the row as a subclass whose
+// length, byteOffset, buffer, subarray or fill lie (or an own length
+// property), and options whose every option is a getter answering something
+// else from its second read on. Each call must give exactly what the plain
+// call gives (or the same error), and the heap stays flat.
+class ShortLiar extends Float32Array { get length() { return 1; } }
+class LongLiar extends Float32Array {
+  get length() { return 1 << 22; }
+  get byteOffset() { return 64; }
+  get buffer() { return new ArrayBuffer(4); }
+  subarray() { return new Float32Array(1); }
+}
+function lyingRow(rand, row) {
+  const kind = pick(rand, ['short', 'long', 'own']);
+  if (kind === 'short') return new ShortLiar(row);
+  if (kind === 'long') return new LongLiar(row);
+  const copy = new Float32Array(row);
+  Object.defineProperty(copy, 'length', { value: row.length + 7 });
+  return copy;
+}
+// Every option a getter: the given value on the first read, a wrong one after.
+function flippingOptions(o) {
+  const out = {};
+  for (const [key, value] of Object.entries(o)) {
+    let reads = 0;
+    Object.defineProperty(out, key, {
+      enumerable: true,
+      get() { reads += 1; return reads === 1 ? value : 'second read'; },
+    });
+  }
+  return out;
+}
+const outcome = (fn) => {
+  try {
+    return fn();
+  } catch (e) {
+    assert.ok(e instanceof RangeError || e instanceof TypeError, `${e?.constructor?.name}: ${e?.message}`);
+    return `${e.constructor.name}: ${e.message}`;
+  }
+};
+
+test('1000 random calls through lying arrays and options that change on a second read: the plain calls\' results', () => {
+  const rand = rng(4343);
+  bd.decode(new Float32Array(5000 + 5));
+  const before = bd.memoryBytes();
+  for (let i = 0; i < 1000; i++) {
+    const row = randomRow(rand);
+    const o = randomOptions(rand, row.length);
+    if (o.seed === undefined) o.seed = i;
+    const call = pick(rand, ['decode', 'sample', 'decodeBatch', 'sampler']);
+    const run = (r, opts) => (call === 'decodeBatch' ? bd.decodeBatch(r, row.length, opts)
+      : call === 'sampler' ? outcome(() => {
+        const s = bd.createSampler(opts);
+        try { return [s.sample(r), s.sample(r)]; } finally { s.dispose(); }
+      }) : bd[call](r, opts));
+    const want = outcome(() => run(row, o));
+    const got = outcome(() => run(lyingRow(rand, row), flippingOptions(o)));
+    assert.deepEqual(got, want, `${call}(${JSON.stringify(o)})`);
+  }
+  assert.equal(bd.memoryBytes(), before, 'the heap grew');
+});

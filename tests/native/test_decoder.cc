@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <string>
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
@@ -1693,4 +1695,76 @@ TEST_CASE("Bregman: tau_k where the dropped mass is below float64's resolution o
   o.bregman.lambda = 1e-40;
   REQUIRE(dec.Decode(row.data(), row.size(), o) == bd::StatusCode::kOk);
   CHECK(dec.k() > 1);
+}
+
+// The wasm bindings keep WorkspaceBytesBound(V, bregman) free for a decoder
+// that has run rows of V tokens: it must bound what the workspace holds after
+// any calls, growing V by small steps (each vector's growth slack) and the
+// Bregman solvers at their largest supports (lambda 0 keeps every token;
+// both divergences, adaptive and fixed k), the other stages included.
+TEST_CASE("WorkspaceBytesBound bounds the workspace after any calls up to a vocabulary") {
+  std::mt19937_64 rng(43);
+  bd::Decoder dec, plain_only;  // plain_only never runs Bregman
+  size_t largest = 0;
+  for (size_t v : {size_t{10}, size_t{1000}, size_t{1500}, size_t{40000}, size_t{50000},
+                   size_t{70000}, size_t{262144}}) {
+    largest = std::max(largest, v);
+    const std::vector<float> row = LlmRow(v, rng);
+    bd::DecodeOptions plain;
+    plain.top_p = 0.999f;
+    plain.typical.p = 0.99f;
+    plain.top_logprobs = 20;
+    REQUIRE(plain_only.Sample(row.data(), v, plain) == bd::StatusCode::kOk);
+    CHECK(plain_only.WorkspaceBytes() <= bd::WorkspaceBytesBound(largest, false));
+    REQUIRE(dec.Sample(row.data(), v, plain) == bd::StatusCode::kOk);
+    for (auto divergence : {bd::BregmanDivergence::kPrimal, bd::BregmanDivergence::kDual}) {
+      for (size_t fixed_k : {size_t{0}, v}) {
+        bd::DecodeOptions o;
+        o.bregman_enabled = true;
+        o.bregman.divergence = divergence;
+        o.bregman.alpha = 2.5;
+        o.bregman.lambda = 0.0;
+        o.bregman.fixed_k = fixed_k;
+        REQUIRE(dec.Decode(row.data(), v, o) == bd::StatusCode::kOk);
+        CAPTURE(v);
+        CAPTURE(fixed_k);
+        CHECK(dec.WorkspaceBytes() <= bd::WorkspaceBytesBound(largest, true));
+      }
+    }
+  }
+  MESSAGE("workspace " << dec.WorkspaceBytes() << " B at V = " << largest << " (bound "
+                       << bd::WorkspaceBytesBound(largest, true) << " B), without Bregman "
+                       << plain_only.WorkspaceBytes() << " B (bound "
+                       << bd::WorkspaceBytesBound(largest, false) << " B)");
+}
+
+// The log-scale solver's budget (kLogScaleTokens): primal alpha 40 with
+// lambda 1e-300 on a wide row (Gaussian logits, sd 3) at V = 262144 solves
+// many large supports in log scale (tens of seconds in wasm): refused with a
+// RangeError naming bregman.k_max; the same decode capped by k_max, and the
+// decoder afterwards, work.
+TEST_CASE("Bregman: a search past the log-scale budget is a RangeError that names k_max") {
+  std::mt19937_64 rng(4343);
+  std::normal_distribution<float> g(0.0f, 3.0f);
+  std::vector<float> row(262144);
+  for (float& x : row) x = g(rng);
+  bd::Decoder dec;
+  bd::DecodeOptions o;
+  o.bregman_enabled = true;
+  o.bregman.alpha = 40.0;
+  o.bregman.lambda = 1e-300;
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK(dec.Decode(row.data(), row.size(), o) == bd::StatusCode::kRangeError);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  MESSAGE("refused after " << ms << " ms");
+  CHECK(std::string(dec.error()).find("bregman.k_max") != std::string::npos);
+  CHECK(dec.Sample(row.data(), row.size(), o) == bd::StatusCode::kRangeError);
+  o.bregman.k_max = 4096;
+  REQUIRE(dec.Decode(row.data(), row.size(), o) == bd::StatusCode::kOk);
+  CHECK(dec.k() <= 4096);
+  // The budget leaves the ordinary extreme cases alone: lambda 0 keeps every token.
+  o.bregman.k_max = SIZE_MAX;
+  o.bregman.lambda = 0.0;
+  REQUIRE(dec.Decode(row.data(), row.size(), o) == bd::StatusCode::kOk);
+  CHECK(dec.k() == row.size());
 }

@@ -14,6 +14,19 @@
 // No import of transformers.js (or of this package): the caller passes the
 // loaded decoder instance, and logits only need the Tensor-like {data, dims}.
 
+// The logits' data is measured, cut into rows and written through the
+// intrinsic %TypedArray% getters and methods (captured here), never its own
+// properties: a subclass whose length lies is read as the memory it views.
+const TypedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype);
+const intrinsic = (name) => Object.getOwnPropertyDescriptor(TypedArrayPrototype, name).get;
+const [getLength, getByteOffset, getBuffer, getKind] =
+  ['length', 'byteOffset', 'buffer', Symbol.toStringTag].map(intrinsic);
+const typedFill = TypedArrayPrototype.fill;
+const call = (f, self, ...args) => Reflect.apply(f, self, args);
+// Row r of vocab floats of data, as a plain Float32Array over its memory.
+const rowOf = (data, r, vocab) =>
+  new Float32Array(call(getBuffer, data), call(getByteOffset, data) + 4 * r * vocab, vocab);
+
 // Whether ids starts with prefix (ids as transformers.js gives them: bigint,
 // or numbers in a hand-made call).
 function samePrefix(ids, prefix) {
@@ -49,21 +62,24 @@ function checkProcessorOptions(bd, options, acceptPrompt) {
 
 // A call's arguments: logits a float32 Tensor-like of dims [batch, vocab],
 // input_ids one row per batch row. Returns { batch, vocab }.
+// Returns { batch, vocab, data } (data and dims read once).
 function checkCall(input_ids, logits) {
-  if (logits === null || typeof logits !== 'object' || !(logits.data instanceof Float32Array)
-      || !Array.isArray(logits.dims) && !ArrayBuffer.isView(logits.dims)) {
+  const data = logits === null || typeof logits !== 'object' ? undefined : logits.data;
+  const givenDims = data === undefined ? undefined : logits.dims;
+  if (call(getKind, data) !== 'Float32Array' || !Array.isArray(givenDims) && !ArrayBuffer.isView(givenDims)) {
     throw new TypeError('logits must be a float32 Tensor-like {data: Float32Array, dims: [batch, vocab]}');
   }
-  const dims = Array.from(logits.dims);
+  const dims = Array.from(givenDims);
+  const length = call(getLength, data);
   if (dims.length !== 2 || !dims.every((d) => Number.isInteger(d) && d >= 0)
-      || dims[0] * dims[1] !== logits.data.length) {
-    throw new RangeError(`logits: dims [${dims.join(', ')}] do not describe [batch, vocab] over ${logits.data.length} values`);
+      || dims[0] * dims[1] !== length) {
+    throw new RangeError(`logits: dims [${dims.join(', ')}] do not describe [batch, vocab] over ${length} values`);
   }
   const [batch, vocab] = dims;
   if (!Array.isArray(input_ids) || input_ids.length !== batch) {
     throw new RangeError(`input_ids: expected ${batch} rows (the logits' batch), got ${Array.isArray(input_ids) ? input_ids.length : typeof input_ids}`);
   }
-  return { batch, vocab };
+  return { batch, vocab, data };
 }
 
 // Whether `ids` continue a row's sequence: the previous call's ids (all of
@@ -143,18 +159,18 @@ export function createLogitsProcessor(bd, options = {}, { acceptPrompt = true } 
 
   function processor(input_ids, logits) {
     live();
-    const { batch, vocab } = checkCall(input_ids, logits);
+    const { batch, vocab, data } = checkCall(input_ids, logits);
     for (let r = 0; r < batch; r++) {
       const ids = input_ids[r];
       if (!continuesRow(state.rows[r], ids)) startRow(r, ids);
       const row = state.rows[r];
-      const logitsRow = logits.data.subarray(r * vocab, (r + 1) * vocab);
+      const logitsRow = rowOf(data, r, vocab);
       const s = row.sampler.sample(logitsRow);   // draws and accepts
       state.steps[r].push({ token: s.token, logprob: s.logprob, k: s.k });
       row.ids = Array.from(ids);
       row.last = s.token;
       // transformers.js's own sampler now has one choice.
-      logitsRow.fill(-Infinity);
+      call(typedFill, logitsRow, -Infinity);
       logitsRow[s.token] = 0;
     }
     return logits;

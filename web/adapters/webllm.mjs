@@ -13,6 +13,10 @@
 // No import of WebLLM (or of this package): pass a decoder instance that was
 // loaded before generation (`await load()`), since processLogits is synchronous.
 
+const TypedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype);
+const getKind = Object.getOwnPropertyDescriptor(TypedArrayPrototype, Symbol.toStringTag).get;
+const typedFill = TypedArrayPrototype.fill;
+
 export class BregmanLogitProcessor {
   #sampler;
   #pending = -1;
@@ -31,13 +35,15 @@ export class BregmanLogitProcessor {
 
   /** Draws the next token (and accepts it) and returns the row forcing it. In place. */
   processLogits(logits) {
-    if (!(logits instanceof Float32Array)) {
+    // The intrinsic getter and fill: a subclass's own length or fill is not
+    // what the library reads (it measures the row the same way).
+    if (Reflect.apply(getKind, logits, []) !== 'Float32Array') {
       throw new TypeError(`logits must be a Float32Array, got ${Object.prototype.toString.call(logits)}`);
     }
     const s = this.#sampler.sample(logits);
     this.#pending = s.token;
     this.#steps.push({ token: s.token, logprob: s.logprob, k: s.k });
-    logits.fill(-Infinity);
+    Reflect.apply(typedFill, logits, [-Infinity]);
     logits[s.token] = 0;
     return logits;
   }

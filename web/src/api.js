@@ -7,7 +7,7 @@ import { runBatch } from './batches.js';
 import { checkLogits, createInputs } from './inputs.js';
 import { createOptionBlock } from './options.js';
 import { checkStatus, readDistribution, readSample } from './results.js';
-import { defineSampler, newSampler } from './sampler.js';
+import { createRawSampler, defineSampler, newSampler } from './sampler.js';
 import { CONFIGURED_STAGES, registryOf, stagesOfMask } from './stage_table.js';
 
 // For the WebGPU planner (stage_table.js, CONFIGURED_STAGES), a method that
@@ -15,7 +15,7 @@ import { CONFIGURED_STAGES, registryOf, stagesOfMask } from './stage_table.js';
 function defineConfiguredStages(api, { M, raw, block, guarded }) {
   Object.defineProperty(api, CONFIGURED_STAGES, {
     value: guarded('configuredStages', (options) => {
-      block.write(options);
+      block.write(block.snapshot(options));
       return stagesOfMask(registryOf(M).stages, raw.configuredStages());
     }),
   });
@@ -59,11 +59,12 @@ export function createApi(M, entropy32) {
   }
   const randomSeed = () => [entropy32() >>> 0, entropy32() >>> 0];
 
-  // One stateless call on one row: `run(n)` is the decoder's entry point.
-  function call(logits, options, run) {
-    checkLogits(M, logits);
-    const n = logits.length, input = inputs.inputRow(logits);
-    const seeded = block.write(options, n);
+  // One stateless call on one row: `run(n)` is the decoder's entry point;
+  // `snapshot(options)` reads the options once (block.snapshot, or the
+  // identity for a batch's snapshot).
+  function call(logits, options, snapshot, run) {
+    const n = checkLogits(M, logits, inputs), input = inputs.inputRow(logits);
+    const seeded = block.write(snapshot(options), n);
     const flags = block.resultFlags();
     // Without a seed the call (and a random stage in it, XTC) draws from the
     // instance's unseeded stream.
@@ -72,22 +73,29 @@ export function createApi(M, entropy32) {
     checkStatus(raw, run(n));
     return flags;
   }
-  const decode = (logits, options) =>
-    readDistribution(M, raw, call(logits, options, (n) => raw.decode(n)).objective);
-  const sample = (logits, options) =>
-    readSample(M, raw, call(logits, options, (n) => raw.sample(n)));
+  const decodeWith = (snapshot) => (logits, options) =>
+    readDistribution(M, raw, call(logits, options, snapshot, (n) => raw.decode(n)).objective);
+  const sampleWith = (snapshot) => (logits, options) =>
+    readSample(M, raw, call(logits, options, snapshot, (n) => raw.sample(n)));
+  const decode = decodeWith(block.snapshot), sample = sampleWith(block.snapshot);
 
-  // A new wasm sampler for an unseeded sampler's reset(): its options, a new seed.
+  // A new wasm sampler for an unseeded sampler's reset(): its options (the
+  // snapshot taken at createSampler), a new seed.
   const freshRaw = guarded('reset', (options) => {
     block.write(options);
     block.setSeed(randomSeed());
     checkStatus(raw, raw.validate());
-    return raw.createSampler();
+    return createRawSampler(raw);
   });
   const Sampler = defineSampler({ M, raw, inputs, live, guarded, freshRaw, owner: () => api });
 
   const createSampler = (given = {}) => newSampler({ M, raw, block, Sampler, randomSeed }, given);
-  const batchCtx = () => ({ M, inputs, owner: api, Sampler, decode, sample });
+  // A batch reads its options once, at its entry: its rows take the snapshots.
+  const asSnapshot = (o) => o;
+  const batchCtx = () => ({
+    M, inputs, owner: api, Sampler, snapshot: block.snapshot,
+    decode: decodeWith(asSnapshot), sample: sampleWith(asSnapshot),
+  });
 
   const api = {
     /** Highway target the kernels run on ('WASM' when SIMD128 is in use). */

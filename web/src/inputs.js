@@ -2,15 +2,25 @@
 // row, or zero copy through a view of that row (inputBuffer). Calls given
 // another array copy it into that same row: copyWrites counts them, and a
 // view used after such a call (its row overwritten) is refused.
+// The row is measured and its memory located through the intrinsic typed
+// array getters only (typed_arrays.js), never its own properties.
 import { checkInteger } from './checks.js';
+import { outOfMemory } from './results.js';
+import { float32Length, typedArrayKind, typedBuffer, typedByteOffset, typedLength } from './typed_arrays.js';
 
-/** A row's checks that need no module state: type and length. */
-export function checkLogits(M, logits) {
-  if (!(logits instanceof Float32Array)) throw new TypeError('logits must be a Float32Array');
-  // Before anything is allocated: a wasm allocation failure aborts the module.
-  if (logits.length > M.MAX_VOCAB) {
-    throw new RangeError(`logits: length ${logits.length} exceeds the largest vocabulary (${M.MAX_VOCAB})`);
+/**
+ * A row's checks that need no module state: type, detached memory and
+ * length. Returns the row's length. (`inputs`: a stale inputBuffer() view,
+ * detached by memory growth, gets its own message from inputRow.)
+ */
+export function checkLogits(M, logits, inputs) {
+  const n = inputs !== undefined && inputs.isInputView(logits) ? typedLength(logits)
+    : float32Length('logits', logits);
+  // Before anything is allocated: past it the module refuses the row anyway.
+  if (n > M.MAX_VOCAB) {
+    throw new RangeError(`logits: length ${n} exceeds the largest vocabulary (${M.MAX_VOCAB})`);
   }
+  return n;
 }
 
 /** The input row of the wasm decoder `raw` of module M. */
@@ -21,7 +31,8 @@ export function createInputs(M, raw) {
   const issuedViews = new WeakSet();
   let copyWrites = 0, inputViewCopies = 0;
   // Whether logits is (or was) a view of the module's input row.
-  const isInputView = (logits) => logits.buffer === M.HEAPF32.buffer || issuedViews.has(logits);
+  const isInputView = (logits) => issuedViews.has(logits) ||
+    (typedArrayKind(logits) !== undefined && typedBuffer(logits) === M.HEAPF32.buffer);
 
   function inputBuffer(vocab) {
     checkInteger('vocab', vocab, 1);
@@ -30,8 +41,9 @@ export function createInputs(M, raw) {
     }
     // inputPtr may grow memory (and move the row): read the heap after it.
     const ptr = raw.inputPtr(vocab);
-    if (inputView === null || inputView.buffer !== M.HEAPF32.buffer ||
-        inputView.byteOffset !== ptr || inputView.length !== vocab) {
+    if (ptr === 0) throw outOfMemory(`an input row of ${vocab} floats`);
+    if (inputView === null || typedBuffer(inputView) !== M.HEAPF32.buffer ||
+        typedByteOffset(inputView) !== ptr || typedLength(inputView) !== vocab) {
       inputView = new Float32Array(M.HEAPF32.buffer, ptr, vocab);
       issuedViews.add(inputView);
     }
@@ -54,7 +66,7 @@ export function createInputs(M, raw) {
     }
     // A view whose memory grew before the call is detached (length 0): the
     // row written into it went nowhere.
-    if (logits.buffer !== M.HEAPF32.buffer) {
+    if (typedBuffer(logits) !== M.HEAPF32.buffer) {
       throw new RangeError('logits is a stale inputBuffer() view (the wasm memory grew): ' +
         'call inputBuffer(vocab) again before writing the row');
     }
@@ -62,7 +74,7 @@ export function createInputs(M, raw) {
       throw new RangeError('logits is an inputBuffer() view whose row a call with another logits ' +
         'array has overwritten since: call inputBuffer(vocab) again and write the row after it');
     }
-    return { ptr: logits.byteOffset, length: logits.length };
+    return { ptr: typedByteOffset(logits), length: typedLength(logits) };
   }
 
   // Puts the row in the module's input (input: inputRow's answer).
@@ -76,7 +88,9 @@ export function createInputs(M, raw) {
       return;
     }
     // inputPtr may grow memory: read the heap view only after it.
-    const ptr = raw.inputPtr(logits.length);
+    const ptr = raw.inputPtr(typedLength(logits));
+    if (ptr === 0) throw outOfMemory(`an input row of ${typedLength(logits)} floats`);
+    // The intrinsic set copies the array's real elements.
     M.HEAPF32.set(logits, ptr >>> 2);
     copyWrites += 1;
   }

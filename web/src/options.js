@@ -4,39 +4,112 @@
 // (TypeError); numeric ranges are checked in C++, whose messages name the
 // option and become RangeErrors.
 import { biasEntries, checkInteger, checkNumber, splitU64, tokenIds, TWO32 } from './checks.js';
+import { outOfMemory } from './results.js';
+import { isDetached, typedArrayKind } from './typed_arrays.js';
 import { BREGMAN_KEYS, LIST_OPTIONS, isGreedyTemperature, resolveOptionSlots, stagesOfMask } from './stage_table.js';
 
 // Token ids one call's lists may hold in all: twice the largest vocabulary (a
-// history and a ban list of every id) is far beyond any real call, and the
-// check comes before anything is allocated (a wasm allocation failure aborts
-// the module).
+// history and a ban list of every id) is far beyond any real call; the check
+// comes before anything is allocated.
 const MAX_AUX_IDS = 2 ** 23;
 
-// A sampler's own copy of its options (fixed for its life: name and an
-// unseeded reset() read them again): the caller's object, and the arrays,
-// Maps and objects inside it, may change after createSampler. Values of a
-// wrong type are kept as given, for the option writer to refuse. Own keys are
-// copied; the prototype is kept (options inherited from a defaults object
-// read as given).
-export function snapshotOptions(o) {
-  if (o === null || typeof o !== 'object') return o;
-  const copy = Object.create(Object.getPrototypeOf(o));
-  for (const key of Object.keys(o)) {
-    const v = o[key];
-    copy[key] = Array.isArray(v) || v instanceof Int32Array || v instanceof Uint32Array ? v.slice()
-      : v instanceof Map ? new Map(v.entries())
-        : v !== null && typeof v === 'object' ? { ...v } : v;
+// What a call reads of its options object, read once at the call's entry
+// (or at createSampler): snapshotOptions returns a plain frozen copy that the
+// checks and the writer use, so a getter or Proxy that answers differently
+// on a second read cannot pass the checks with one value and run with
+// another, and an object changed later cannot change a sampler.
+// The rule: options (and bregman) must be plain objects (Object.prototype's
+// toString tag 'Object', not an array: arrays, Maps, Sets, typed arrays,
+// Dates and the like are a TypeError); their options are their enumerable
+// string-keyed properties, own and inherited alike (for...in: a defaults
+// object as the prototype works), each read exactly once, and an unknown
+// one, own or inherited, is a RangeError. Lists are copied (arrays element by element, typed arrays
+// through the intrinsic getters, Maps through the intrinsic entries); values
+// of a wrong type are kept as given, for the writer to refuse.
+const mapEntries = Map.prototype.entries;
+
+// What a non-plain object is, for the message; null for a plain object.
+function nonPlainKind(v) {
+  if (Array.isArray(v)) return 'an array';
+  const kind = typedArrayKind(v);
+  if (kind !== undefined) return `a ${kind}`;
+  const tag = Object.prototype.toString.call(v).slice(8, -1);
+  return tag === 'Object' ? null : `a ${tag}`;
+}
+
+// The enumerable options (own and inherited) of a plain object `o` named
+// `name`, each read once.
+function readOptions(name, o, known, prefix) {
+  if (typeof o !== 'object') throw new TypeError(`${name} must be an object, got ${typeof o}`);
+  // A Map has no own keys: every option in it would be silently ignored.
+  if (o instanceof Map) {
+    throw new TypeError(`${name} must be a plain object, got a Map${name === 'options' ? ' (its entries are not options)' : ''}`);
+  }
+  const kind = nonPlainKind(o);
+  if (kind !== null) throw new TypeError(`${name} must be a plain object ({ ... }), got ${kind}`);
+  const copy = Object.create(null);
+  for (const key in o) {
+    if (known !== null && !known.has(key)) throw new RangeError(`unknown option ${prefix}${key}`);
+    copy[key] = o[key];
   }
   return copy;
 }
 
-function checkOptionsObject(options, known) {
-  if (typeof options !== 'object') throw new TypeError(`options must be an object, got ${typeof options}`);
-  // A Map has no own keys: every option in it would be silently ignored.
-  if (options instanceof Map) throw new TypeError('options must be a plain object, got a Map (its entries are not options)');
-  for (const key of Object.keys(options)) {
-    if (!known.has(key)) throw new RangeError(`unknown option ${key}`);
+// An array-like's elements, each read once (its length read once).
+function copyElements(v) {
+  const n = v.length;
+  const out = new Array(n);
+  for (let i = 0; i < n; i++) out[i] = v[i];
+  return out;
+}
+
+function copyList(name, v) {
+  const kind = typedArrayKind(v);
+  if (kind === 'Int32Array' || kind === 'Uint32Array') {
+    if (isDetached(v)) throw new TypeError(`${name}: its ArrayBuffer is detached`);
+    return kind === 'Int32Array' ? new Int32Array(v) : new Uint32Array(v);
   }
+  // Arrays, and Proxies of arrays or of token id typed arrays.
+  if (Array.isArray(v) || (kind === undefined && (v instanceof Int32Array || v instanceof Uint32Array))) {
+    return copyElements(v);
+  }
+  return v;
+}
+
+function copyBias(v) {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+  if (v instanceof Map) {
+    let entries;
+    try {
+      entries = Reflect.apply(mapEntries, v, []);
+    } catch {
+      throw new TypeError('logit_bias must be an object or a Map from token id to bias');
+    }
+    return new Map(entries);
+  }
+  const copy = Object.create(null);
+  for (const [k, b] of Object.entries(v)) copy[k] = b;
+  return copy;
+}
+
+/**
+ * The snapshot of a call's options (undefined and null stay as they are):
+ * checked to be a plain object (of `known` options, when given: the option
+ * block's snapshot passes them; the WebGPU decoder leaves the names to the
+ * calls it makes), each read once.
+ */
+export function snapshotOptions(options, known = null) {
+  if (options === undefined || options === null) return options;
+  const o = readOptions('options', options, known, '');
+  if (Array.isArray(o.samplers)) o.samplers = copyElements(o.samplers);
+  if (o.bregman !== undefined && o.bregman !== null && typeof o.bregman === 'object') {
+    o.bregman = readOptions('bregman', o.bregman, BREGMAN_KEYS, 'bregman.');
+  }
+  for (const name of Object.keys(LIST_OPTIONS)) {
+    if (o[name] === undefined) continue;
+    o[name] = name === 'logit_bias' ? copyBias(o[name]) : copyList(name, o[name]);
+  }
+  return Object.freeze(o);
 }
 
 // The slot values of the 'choice' options (src/option_slots.h,
@@ -87,11 +160,8 @@ function writeSwitches(slots, M, o) {
 
 function writeBregman(slots, M, b) {
   if (b === undefined || b === null) return;
+  // (A snapshot's bregman is a checked plain object, or as given when not an object.)
   if (typeof b !== 'object') throw new TypeError(`bregman must be an object, got ${typeof b}`);
-  if (b instanceof Map) throw new TypeError('bregman must be a plain object, got a Map');
-  for (const key of Object.keys(b)) {
-    if (!BREGMAN_KEYS.has(key)) throw new RangeError(`unknown option bregman.${key}`);
-  }
   const divergence = b.divergence === undefined ? 'primal' : b.divergence;
   if (typeof divergence !== 'string') throw new TypeError('bregman.divergence must be a string');
   if (divergence !== 'primal' && divergence !== 'dual') {
@@ -216,8 +286,10 @@ export function createOptionBlock(M, raw) {
   // views are read after it). Lengths live in the slots, so calls without
   // lists leave the aux arrays alone.
   function writeLists(parts, bias, total) {
-    const i32 = total ? raw.auxI32Ptr(total) >>> 2 : 0;
-    const f32 = total ? raw.auxF32Ptr(total) >>> 2 : 0;
+    const i32Ptr = total ? raw.auxI32Ptr(total) : 0;
+    const f32Ptr = total ? raw.auxF32Ptr(total) : 0;
+    if (total && (i32Ptr === 0 || f32Ptr === 0)) throw outOfMemory(`the options' ${total} token ids`);
+    const i32 = i32Ptr >>> 2, f32 = f32Ptr >>> 2;
     for (const [name, ids] of parts) {
       const off = slots[M[`SLOT_${LIST_OPTIONS[name][0]}_OFFSET`]];
       M.HEAP32.set(ids, i32 + off);
@@ -227,15 +299,18 @@ export function createOptionBlock(M, raw) {
 
   return {
     slots,
-    /** Validates `options` (for rows of `vocab`, when given) and writes them; returns whether a seed was given. */
-    write(options, vocab) {
+    /** A call's options read once and checked to be a plain object of known options (snapshotOptions). */
+    snapshot: (options) => snapshotOptions(options, registry.known),
+    /**
+     * Validates a snapshot's options (for rows of `vocab`, when given) and
+     * writes them; returns whether a seed was given.
+     */
+    write(o, vocab) {
       slots.set(defaults);
-      if (options === undefined || options === null) {
+      if (o === undefined || o === null) {
         commit();
         return false;
       }
-      checkOptionsObject(options, registry.known);
-      const o = options;
       writeScalars(slots, o, scalars);
       writeSwitches(slots, M, o);
       writeBregman(slots, M, o.bregman);

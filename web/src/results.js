@@ -1,7 +1,15 @@
 // Reading a call's answer out of the wasm decoder `raw` of module M.
 
-/** Throws the decoder's error for a non-zero status (1: TypeError, else RangeError). */
+// The bindings' status for a call the wasm memory cannot hold (kOutOfMemory
+// in bindings/embind.cpp, the module's OUT_OF_MEMORY).
+const OUT_OF_MEMORY = 3;
+
+/**
+ * Throws the decoder's error for a non-zero status (1: TypeError, out of
+ * memory: outOfMemory's RangeError, else RangeError).
+ */
 export function checkStatus(raw, status) {
+  if (status === OUT_OF_MEMORY) throw outOfMemory('this call');
   if (status !== 0) {
     const message = raw.error();
     throw status === 1 ? new TypeError(message) : new RangeError(message);
@@ -33,4 +41,14 @@ export function readSample(M, raw, flags) {
     result.distribution = { ids, probs };
   }
   return result;
+}
+
+/**
+ * The error for an allocation the wasm module could not make (its memory is
+ * at most 2 GiB): a RangeError that says what to free; the instance stays usable.
+ */
+export function outOfMemory(what) {
+  return new RangeError(`out of wasm memory for ${what}: dispose() samplers no longer used ` +
+    '(a forgotten one is freed only when the garbage collector runs), or decode a smaller ' +
+    'vocabulary');
 }

@@ -1,10 +1,9 @@
 // Samplers (bd.createSampler): a wasm sampler with its own state (history,
 // mirostat's mu, draw counter), over the instance's wasm decoder.
 import { checkInteger } from './checks.js';
-import { snapshotOptions } from './options.js';
 import { SAMPLER_BRAND } from './brand.js';
 import { checkLogits } from './inputs.js';
-import { checkStatus, readDistribution, readSample } from './results.js';
+import { checkStatus, outOfMemory, readDistribution, readSample } from './results.js';
 import { registryOf, stagesOfMask } from './stage_table.js';
 
 // Samplers live in their instance's wasm heap: one forgotten without dispose()
@@ -15,12 +14,14 @@ const samplerRegistry = typeof FinalizationRegistry === 'function'
   : null;
 
 // A row's checks for a sampler that has seen rows of `vocab` (null: none yet).
-function checkVocab(M, vocab, logits) {
-  checkLogits(M, logits);
-  if (vocab !== null && logits.length !== vocab) {
-    throw new RangeError(`sampler: logits length ${logits.length} differs from the vocabulary ` +
+// Returns the row's length.
+function checkVocab(M, inputs, vocab, logits) {
+  const n = checkLogits(M, logits, inputs);
+  if (vocab !== null && n !== vocab) {
+    throw new RangeError(`sampler: logits length ${n} differs from the vocabulary ` +
       `size ${vocab} this sampler was used with (reset() forgets it)`);
   }
+  return n;
 }
 
 // The chain of a sampler, in order, as stage names: the stages its options
@@ -63,8 +64,7 @@ export function defineSampler(ctx) {
     // Runs `call(rawSampler, n)` on the row; the call's unguarded body.
     _run(logits, call) {
       this._alive();
-      checkVocab(M, this._vocab, logits);
-      const n = logits.length;
+      const n = checkVocab(M, inputs, this._vocab, logits);
       inputs.writeLogits(logits, inputs.inputRow(logits));
       checkStatus(raw, call(this._raw, n));
       this._vocab = n;
@@ -113,7 +113,9 @@ export function defineSampler(ctx) {
     /** An independent copy with the same options and state. */
     clone() {
       this._alive();
-      return new Sampler(this._options, this._raw.clone(), this._flags, this._vocab, this._seeded);
+      const copy = raw.cloneSampler(this._raw);
+      if (copy === null) throw outOfMemory('a sampler\'s clone');
+      return new Sampler(this._options, copy, this._flags, this._vocab, this._seeded);
     }
     /** Number of accepted tokens kept (bounded; see docs/samplers.md). */
     get historyLength() { this._alive(); return this._raw.historyLength(); }
@@ -138,17 +140,25 @@ export function defineSampler(ctx) {
   return Sampler;
 }
 
+/** A new wasm sampler of the options in raw's block (null from the module: no memory left). */
+export function createRawSampler(raw) {
+  const s = raw.createSampler();
+  if (s === null) throw outOfMemory('a new sampler');
+  return s;
+}
+
 /**
  * bd.createSampler(given): a Sampler of its own copy of the options. ctx:
  * { M, raw, block (the option block), Sampler, randomSeed() }.
  */
 export function newSampler(ctx, given) {
   const { M, raw, block } = ctx;
-  const options = snapshotOptions(given);
-  if (options !== null && typeof options === 'object' && options.history !== undefined) {
+  // Read once, here: the sampler's options for its life (name, an unseeded reset()).
+  const options = block.snapshot(given);
+  if (options?.history !== undefined) {
     throw new RangeError('history is for the stateless calls; feed a sampler with accept()');
   }
-  if (options !== null && typeof options === 'object' && options.step !== undefined) {
+  if (options?.step !== undefined) {
     throw new RangeError('step is for the stateless calls; a sampler counts its own draws');
   }
   const seeded = block.write(options);
@@ -164,5 +174,5 @@ export function newSampler(ctx, given) {
   const flags = block.resultFlags();
   if (!seeded) block.setSeed(ctx.randomSeed());
   checkStatus(raw, raw.validate());
-  return new ctx.Sampler(options, raw.createSampler(), flags, null, seeded);
+  return new ctx.Sampler(options, createRawSampler(raw), flags, null, seeded);
 }
