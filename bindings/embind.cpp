@@ -153,6 +153,10 @@ class WasmDecoder {
   }
   // Validates the current block without decoding (for createSampler).
   int validate() { return static_cast<int>(decoder_.Check(block_.Read())); }
+  // Validates the current block for a row of `vocab` tokens, without the row.
+  int validateFor(size_t vocab) {
+    return static_cast<int>(decoder_.CheckForRow(block_.Read(), vocab));
+  }
   // The stages the options in the block ask for (bit i: StageId i).
   int configuredStages() const { return ConfiguredStages(block_.Read()); }
 
@@ -277,6 +281,7 @@ EMSCRIPTEN_BINDINGS(bregman_decoders) {
       .function("createSampler", &WasmDecoder::createSampler, allow_raw_pointers())
       .function("cloneSampler", &WasmDecoder::cloneSampler, allow_raw_pointers())
       .function("validate", &WasmDecoder::validate)
+      .function("validateFor", &WasmDecoder::validateFor)
       .function("configuredStages", &WasmDecoder::configuredStages)
       .function("error", &WasmDecoder::error)
       .function("k", &WasmDecoder::k)

@@ -36,6 +36,14 @@ class Decoder {
     error_[0] = '\0';
     return Validate(o);
   }
+  // Validates options for a row of `vocab` tokens without the row: every
+  // check a stateless call makes before it reads the row (the same error
+  // first); sets error(). The WebGPU decoder asks it before any GPU work.
+  StatusCode CheckForRow(const DecodeOptions& o, size_t vocab) {
+    error_[0] = '\0';
+    if (const StatusCode s = Validate(o); s != StatusCode::kOk) return s;
+    return ValidateForRow(o, vocab, nullptr);
+  }
 
   const char* error() const { return error_; }
   size_t k() const { return k_; }

@@ -676,8 +676,8 @@ class PerK {
   const TauKind kind_;
   SortedProbs& probs_;
   BregmanWorkspace& ws_;
-  const size_t refused_at_start_;  // ws_.probes.log_scale_refused when built
   const size_t n_;
+  const size_t refused_at_start_;  // ws_.probes.log_scale_refused when built
   size_t built_ = 0;  // the root sums are valid for i <= built_ (none while 0)
   size_t mass_saved_ = 0;  // ws.mass_lanes holds the lanes at c kMassCheckpoint, c < mass_saved_
   size_t full_q_ = 0;  // ws.q holds the whole q of this support's last solve (0: none)

@@ -15,6 +15,7 @@
 //   gpu_sampler.mjs: stateful samplers over GPU rows
 import { samplerOwner } from '../src/brand.js';
 import { snapshotOptions } from '../src/options.js';
+import { CHECK_OPTIONS } from '../src/stage_table.js';
 import { GPU_SAMPLER, defineGpuSampler } from './gpu_sampler.mjs';
 import { configuredStages, isGreedy, listedIds, normaliserTemperature, plan } from './planning.mjs';
 import { createSelector } from './readback.mjs';
@@ -193,17 +194,10 @@ async function readFallback(dc, buffer, rowIndex, info, reason) {
 }
 
 // The CPU's own checks of the options for a row of `vocab`, before any GPU
-// work: the call `cpu` on the scratch row (all -Infinity) throws the error
-// the call would throw on any row (type and message), or, options valid,
-// the row's own complaint, which comes after every option check.
-const ALL_BANNED = 'logits: every token is banned (all -Infinity)';
-function checkOptionsAsCpu(cx, o, cpu) {
-  try {
-    cpu(cx.row, o);
-  } catch (e) {
-    if (e instanceof RangeError && e.message === ALL_BANNED) return;
-    throw e;
-  }
+// work: the error (type and message) the CPU call would throw for these
+// options on any row, without reading one.
+function checkOptionsAsCpu(cx, o) {
+  cx.bd[CHECK_OPTIONS](o, cx.vocab);
 }
 
 // One row: select on the GPU, plan, then run `cpu(row, options)` on the
@@ -214,7 +208,7 @@ async function runRow(dc, buffer, rowIndex, o, history, cpu, allowRewrite, isSam
   const { cx, totals } = dc;
   // A mirostat sampler's options were checked at its creation (its CPU
   // sampler carries state a call would change).
-  if (allowRewrite) checkOptionsAsCpu(cx, o, cpu);
+  if (allowRewrite) checkOptionsAsCpu(cx, o);
   const p = prepareCall(dc, o, history);
   // (A full readback without a selection makes no pass over the row.)
   const info = { bytesRead: 0, fallback: null, path: null, candidates: 0, rowPasses: 0, dispatches: 0 };

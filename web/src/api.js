@@ -8,15 +8,22 @@ import { checkLogits, createInputs } from './inputs.js';
 import { createOptionBlock } from './options.js';
 import { checkStatus, readDistribution, readSample } from './results.js';
 import { createRawSampler, defineSampler, newSampler } from './sampler.js';
-import { CONFIGURED_STAGES, registryOf, stagesOfMask } from './stage_table.js';
+import { CHECK_OPTIONS, CONFIGURED_STAGES, registryOf, stagesOfMask } from './stage_table.js';
 
-// For the WebGPU planner (stage_table.js, CONFIGURED_STAGES), a method that
-// is not enumerable: the stages `options` ask for, as the core decides it.
+// For the WebGPU decoder (stage_table.js, CONFIGURED_STAGES and
+// CHECK_OPTIONS), methods that are not enumerable: the stages `options` ask
+// for, as the core decides it; the checks of `options` for a row of `vocab`.
 function defineConfiguredStages(api, { M, raw, block, guarded }) {
   Object.defineProperty(api, CONFIGURED_STAGES, {
     value: guarded('configuredStages', (options) => {
       block.write(block.snapshot(options));
       return stagesOfMask(registryOf(M).stages, raw.configuredStages());
+    }),
+  });
+  Object.defineProperty(api, CHECK_OPTIONS, {
+    value: guarded('checkOptions', (options, vocab) => {
+      block.write(block.snapshot(options), vocab);
+      checkStatus(raw, raw.validateFor(vocab));
     }),
   });
 }

@@ -29,6 +29,12 @@ export const EDIT_STAGES = new Set(['logit_bias', 'penalties', 'dry', 'no_repeat
 // planner apart from the API it wraps (dist/node.mjs over dist/index.cjs).
 export const CONFIGURED_STAGES = Symbol.for('bregman-decoders configuredStages');
 
+// api[CHECK_OPTIONS](options, vocab): every check a call with `options` on a
+// row of `vocab` tokens makes before it reads the row (the JS checks, then
+// the core's Decoder::CheckForRow), throwing that call's error; no row is
+// read. The WebGPU decoder asks it before any GPU work.
+export const CHECK_OPTIONS = Symbol.for('bregman-decoders checkOptions');
+
 /** The names of the stages in `mask` (bit i for stage id i). */
 export function stagesOfMask(stages, mask) {
   return new Set(stages.filter((_, id) => (mask & (1 << id)) !== 0));
