@@ -68,3 +68,24 @@ export function biasEntries(v) {
   });
   return { ids, bias };
 }
+
+// The intrinsic %TypedArray%.prototype getters: a typed array's kind and
+// length read from its internal slots, so no own getter, subclass or Proxy
+// answers for them (a Proxy or a non-typed-array reads as no kind).
+const TYPED_ARRAY_PROTOTYPE = Object.getPrototypeOf(Int32Array.prototype);
+const typedArrayKind = Object.getOwnPropertyDescriptor(TYPED_ARRAY_PROTOTYPE, Symbol.toStringTag).get;
+const typedArrayLength = Object.getOwnPropertyDescriptor(TYPED_ARRAY_PROTOTYPE, 'length').get;
+
+/**
+ * A packed token mask (XGrammar's bitmask: bit t % 32 of word t / 32 set =
+ * token t allowed): an Int32Array or Uint32Array of any realm. Returns its
+ * word count; TypeError for any other value.
+ */
+export function maskWords(name, v) {
+  const kind = v !== null && typeof v === 'object' ? typedArrayKind.call(v) : undefined;
+  if (kind !== 'Int32Array' && kind !== 'Uint32Array') {
+    throw new TypeError(`${name} must be an Int32Array or a Uint32Array of ceil(vocab / 32) words ` +
+      `(bit t % 32 of word t / 32 set: token t allowed), got ${kind ?? (v === null ? 'null' : typeof v)}`);
+  }
+  return typedArrayLength.call(v);
+}
