@@ -10,6 +10,7 @@
 //   npm run bench -- --quick           V = 32000, fewer repetitions
 //   npm run bench -- --sizes 4096 --out /tmp/r.json --no-browser --no-native
 //   npm run bench -- --sizes 262144 --mask-only --out /tmp/m.json   (allowed_mask's cost alone)
+//   npm run bench -- --sizes 262144 --only p_less,top_h_0.4 --no-browser  (those configurations only)
 //
 // Every configuration is also checked: the library's greedy / top-k 1 token
 // equals plain JS's; its kept set (decode()) equals plain JS's for the
@@ -34,6 +35,7 @@ const value = (name, def) => {
   return i >= 0 && i + 1 < args.length ? args[i + 1] : def;
 };
 const quick = flag('--quick');
+if (value('--only', null)) suite.setConfigFilter(value('--only', null).split(','));
 const SIZES = value('--sizes', quick ? '32000' : '32000,128256,151936,262144').split(',').map(Number);
 const OUT = value('--out', join(root, 'bench', 'results.json'));
 const timing = quick ? { maxReps: 5, budgetMs: 40 } : { maxReps: 15, budgetMs: 300 };

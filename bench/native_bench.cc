@@ -35,6 +35,13 @@ bool Set(bd::DecodeOptions& o, const std::string& name, const std::string& value
   else if (name == "top_p") o.top_p = static_cast<float>(x);
   else if (name == "min_p") o.min_p = static_cast<float>(x);
   else if (name == "typical_p") o.typical.p = static_cast<float>(x);
+  else if (name == "p_less") {
+    o.p_less.mode = value == "norm" ? bd::PLessMode::kNorm
+                    : value == "true" ? bd::PLessMode::kPLess
+                                      : bd::PLessMode::kOff;
+  } else if (name == "top_h") o.top_h.coefficient = static_cast<float>(x);
+  else if (name == "adaptive_target") o.adaptive_p.target = static_cast<float>(x);
+  else if (name == "adaptive_decay") o.adaptive_p.decay = static_cast<float>(x);
   else if (name == "bregman_divergence") {
     o.bregman_enabled = true;
     o.bregman.divergence = value == "dual" ? bd::BregmanDivergence::kDual : bd::BregmanDivergence::kPrimal;

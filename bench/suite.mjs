@@ -181,6 +181,35 @@ export const plainJs = {
     const ids = Array.from(all.subarray(0, n));
     return { token: draw(ids, probsOf(row, ids), u), ids };
   },
+  // p-less (norm: p-less-norm): a softmax, sum p^2, one filter pass.
+  pLess: (norm) => (row, u) => {
+    const all = new Int32Array(row.length);
+    for (let i = 0; i < all.length; i++) all[i] = i;
+    const p = probsOf(row, all);
+    let s = 0;
+    for (let i = 0; i < p.length; i++) s += p[i] * p[i];
+    const cut = norm ? (row.length * s - 1) / (row.length - 1) : s;
+    const ids = [];
+    for (let i = 0; i < p.length; i++) if (p[i] >= cut) ids.push(i);
+    return { token: draw(ids, probsOf(row, ids), u), ids };
+  },
+  // Top-H: a softmax and its entropy, a full sort, the walk of the prefix.
+  topH: (alpha) => (row, u) => {
+    const all = sortAll(row);
+    const p = probsOf(row, all);
+    let h = 0;
+    for (let i = 0; i < p.length; i++) if (p[i] > 0) h -= p[i] * Math.log(p[i]);
+    let mass = 0, plogp = 0, n = all.length;
+    for (let j = 0; j < all.length; j++) {
+      const m = mass + p[j];
+      const q = plogp + (p[j] > 0 ? p[j] * Math.log(p[j]) : 0);
+      if (j > 0 && Math.log(m) - q / m > alpha * h) { n = j; break; }
+      mass = m;
+      plogp = q;
+    }
+    const ids = all.slice(0, n);
+    return { token: draw(ids, probsOf(row, ids), u), ids };
+  },
   // llama.cpp's default chain: top-k 40, top-p 0.95, min-p 0.05, then T 0.8.
   chain: ({ top_k, top_p, min_p, temperature }) => (row, u) => {
     const top = heapTopK(row, top_k);
@@ -208,7 +237,16 @@ export const DEFAULT_CHAIN = { top_k: 40, top_p: 0.95, min_p: 0.05, temperature:
 // decoder); same: how the plain JS result is checked ('token': the same token;
 // 'set': the same kept set; 'cdf': the token is the draw of u from
 // softmax(row) up to 1e-6 of float rounding).
+// A run may time a subset of them (bench.mjs --only ID,...; the floors
+// always run): setConfigFilter(ids) keeps those ids (null: every one).
+let only = null;
+export function setConfigFilter(ids) { only = ids ? new Set(ids) : null; }
+
 export function configs() {
+  return allConfigs().filter((c) => only === null || only.has(c.id));
+}
+
+function allConfigs() {
   const list = [
     { id: 'greedy', label: 'greedy', options: { temperature: 0 }, js: plainJs.greedy, tjs: 'greedy', same: 'token' },
     { id: 'sample', label: 'softmax sample (no truncation)', options: {}, js: plainJs.sample, tjs: 'all', same: 'cdf' },
@@ -218,6 +256,10 @@ export function configs() {
     { id: 'top_p_0.9', label: 'top-p 0.9', options: { top_p: 0.9 }, js: plainJs.topP(0.9), tjs: null, same: 'set' },
     { id: 'min_p_0.05', label: 'min-p 0.05', options: { min_p: 0.05 }, js: plainJs.minP(0.05), tjs: null, same: 'set' },
     { id: 'typical_0.9', label: 'typical 0.9', options: { typical_p: 0.9 }, js: plainJs.typical(0.9), tjs: null, same: 'set' },
+    { id: 'p_less', label: 'p-less', options: { p_less: true }, js: plainJs.pLess(false), tjs: null, same: 'set' },
+    { id: 'p_less_norm', label: 'p-less-norm', options: { p_less: 'norm' }, js: plainJs.pLess(true), tjs: null, same: 'set' },
+    { id: 'top_h_0.4', label: 'top-H 0.4', options: { top_h: 0.4 }, js: plainJs.topH(0.4), tjs: null, same: 'set' },
+    { id: 'adaptive_p_0.3', label: 'adaptive-p target 0.3', options: { adaptive_target: 0.3 }, js: null, tjs: null, same: null },
     { id: 'default_chain', label: 'default chain (top-k 40, top-p 0.95, min-p 0.05, T 0.8)', options: { ...DEFAULT_CHAIN }, js: plainJs.chain(DEFAULT_CHAIN), tjs: null, same: 'set' },
   ];
   for (const b of BREGMAN) {
@@ -438,7 +480,9 @@ export async function maskRatios({ bd, row, rounds }) {
   const data = row.data;
   const byId = Object.fromEntries(configs().map((c) => [c.id, c]));
   const ids = [], cases = [], checks = [];
-  for (const id of MASK_CONFIGS) {
+  // (A run filtered by --only times the mask with the configurations it keeps.)
+  const timed = MASK_CONFIGS.filter((id) => byId[id] !== undefined);
+  for (const id of timed) {
     const plain = { ...byId[id].options, seed: SEED, step: STEP };
     ids.push(`${id}`);
     cases.push(() => bd.sample(data, plain));
@@ -462,7 +506,7 @@ export async function maskRatios({ bd, row, rounds }) {
   const times = Object.fromEntries(ids.map((id, i) => [id, t[i]]));
   const ratio = (num, den) => Number(median(num.map((x, r) => x / den[r])).toFixed(4));
   const ratios = {};
-  for (const id of MASK_CONFIGS) {
+  for (const id of timed) {
     ratios[id] = {};
     for (const share of MASK_SHARES) {
       const of = (kind) => times[`${id}|${kind}|${share}`];

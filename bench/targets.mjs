@@ -19,6 +19,8 @@ export const TARGET_V = 262144;
 // that need the sum of exp (the two floors).
 const MAX_FLOOR = ['greedy', 'min_p_0.05', 'top_k_40', 'top_k_40_top_p_0.9'];
 const EXP_FLOOR = ['sample', 'top_p_0.9', 'typical_0.9'];
+// The truncations after the Bregman paper: the exp floor too (each needs Z).
+const LATER_TRUNCATIONS = ['p_less', 'p_less_norm', 'top_h_0.4'];
 
 // targets(results) -> [{ name, limit, values: [{ where, value }], worst, met }]
 // (met: null where the run did not measure it, e.g. a --quick run).
@@ -54,6 +56,8 @@ export function targets(r, V = TARGET_V) {
   add('wasm (Node): greedy, min-p, top-k 40 (+ top-p 0.9) within 2.5x of copy + max (LLM-shaped)', 2.5, cheap);
   const normalised = each([llm, flat], EXP_FLOOR, (row, c) => wasmRatio(row, c, 'floor-max-sum-exp'));
   add('wasm (Node): softmax sample, top-p 0.9, typical 0.9 within 2x of copy + max + sum exp', 2, normalised);
+  add('wasm (Node): p-less, p-less-norm, top-H 0.4 within 2x of copy + max + sum exp', 2,
+    each([llm, flat], LATER_TRUNCATIONS, (row, c) => wasmRatio(row, c, 'floor-max-sum-exp')));
   add('top-k 40 + top-p 0.9 (Node wasm) faster than transformers.js top-k 40 (onnxruntime-node): speed-up', 1,
     each([llm, flat], ['top_k_40_top_p_0.9'], (row) =>
       find('node', 'transformers.js', row, 'top_k_40') / find('node', 'wasm', row, 'top_k_40_top_p_0.9')), true);
@@ -71,6 +75,8 @@ export function targets(r, V = TARGET_V) {
     each([llm], MAX_FLOOR, (row, c) => nativeRatio(row, c, 'floor-max')));
   add('native: softmax sample, top-p 0.9, typical 0.9 within 3x of copy + max + sum exp', 3,
     each([llm, flat], EXP_FLOOR, (row, c) => nativeRatio(row, c, 'floor-max-sum-exp')));
+  add('native: p-less, p-less-norm, top-H 0.4 within 3x of copy + max + sum exp', 3,
+    each([llm, flat], LATER_TRUNCATIONS, (row, c) => nativeRatio(row, c, 'floor-max-sum-exp')));
   add('native: Bregman, k <= 4096, within 3x of copy + max + sum exp', 3,
     each([llm, flat], small, (row, c) => nativeRatio(row, c, 'floor-max-sum-exp')));
   add('native: Bregman, any lambda (k ~ V/2 here), within 40x of copy + max + sum exp', 40,

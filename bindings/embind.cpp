@@ -44,10 +44,14 @@ int ConfiguredStages(const bd::DecodeOptions& o) {
 class WasmSampler {
  public:
   explicit WasmSampler(const OptionBlock& block) : block_(block) {
-    state_.Reset(block_.Read().mirostat);
+    const bd::DecodeOptions o = block_.Read();
+    state_.Reset(o.mirostat, o.adaptive_p);
   }
   void accept(int32_t token) { state_.Accept(token); }
-  void reset() { state_.Reset(block_.Read().mirostat); }
+  void reset() {
+    const bd::DecodeOptions o = block_.Read();
+    state_.Reset(o.mirostat, o.adaptive_p);
+  }
   WasmSampler* clone() const { return new WasmSampler(*this); }
   size_t historyLength() const { return state_.history_len(); }
   double step() const { return static_cast<double>(state_.step()); }
@@ -148,7 +152,9 @@ std::string RegistryJson() {
   for (const bd::ScalarOption& s : bd::kScalarOptions) {
     std::snprintf(entry, sizeof(entry), "%s[\"%s\",%d,\"%s\",%.17g,%.17g,%d]", first ? "" : ",",
                   s.name, static_cast<int>(s.slot),
-                  s.kind == bd::OptionKind::kInt ? "int" : "number", s.off, s.lowest,
+                  s.kind == bd::OptionKind::kInt      ? "int"
+                  : s.kind == bd::OptionKind::kChoice ? "choice"
+                                                      : "number", s.off, s.lowest,
                   s.stage < bd::StageId::kCount ? static_cast<int>(s.stage) : -1);
     j += entry;
     first = false;

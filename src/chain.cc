@@ -8,8 +8,8 @@ namespace bd {
 
 ChainOutcome RunStages(Candidates& c, const DecodeOptions& o, bool greedy,
                        const MirostatState* mirostat, Workspace& ws,
-                       const StageContext& ctx) {
-  ChainOutcome out{NAN, DrawHint{}};
+                       const StageContext& ctx, const AdaptivePState* adaptive_p) {
+  ChainOutcome out{NAN, DrawHint{}, false};
   const StageId* order = o.order_len ? o.order : kDefaultOrder;
   const size_t n = o.order_len ? o.order_len : sizeof(kDefaultOrder) / sizeof(kDefaultOrder[0]);
   const size_t min_keep = static_cast<size_t>(o.min_keep > 1 ? o.min_keep : 1);
@@ -25,7 +25,7 @@ ChainOutcome RunStages(Candidates& c, const DecodeOptions& o, bool greedy,
     }
   }
   StageContext here = ctx;
-  StageCall call{c, o, greedy, mirostat, ws, here, min_keep, out, false, false};
+  StageCall call{c, o, greedy, mirostat, adaptive_p, ws, here, min_keep, out, false, false};
   for (size_t s = 0; s < n && c.Count() > 0; ++s) {
     call.last = s + 1 == n;
     call.acting_follows = s + 1 < acting_end;

@@ -13,9 +13,10 @@ namespace bd {
 
 // `greedy`: temperature 0, so the temperature, mirostat and Bregman stages
 // (which cannot change the argmax) are skipped. `mirostat` is the state the
-// mirostat stage reads (nullptr: mu at its initial 2 tau).
+// mirostat stage reads (nullptr: mu at its initial 2 tau); `adaptive_p` the
+// EMA adaptive-p reads (nullptr: as its reset leaves it).
 ChainOutcome RunStages(Candidates& c, const DecodeOptions& o, bool greedy,
                        const MirostatState* mirostat, Workspace& ws,
-                       const StageContext& ctx);
+                       const StageContext& ctx, const AdaptivePState* adaptive_p = nullptr);
 
 }  // namespace bd

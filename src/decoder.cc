@@ -165,9 +165,11 @@ StatusCode Decoder::RunChain(bool sampling, const float* logits, size_t vocab,
     unmasked.logit_bias.mask = nullptr;
     unmasked.logit_bias.mask_words = 0;
   }
-  const ChainOutcome outcome = RunStages(c, premask ? unmasked : o, greedy,
-                                         state ? &state->mirostat() : nullptr, ws_, ctx);
+  const ChainOutcome outcome =
+      RunStages(c, premask ? unmasked : o, greedy, state ? &state->mirostat() : nullptr, ws_, ctx,
+                state ? &state->adaptive_p() : nullptr);
   objective_ = outcome.objective;
+  adaptive_p_ran_ = outcome.adaptive_p_ran;
   if (draw_hint) *draw_hint = outcome.draw_hint;
   if (c.Count() == 0) {
     return Fail(StatusCode::kRangeError,
@@ -287,6 +289,10 @@ StatusCode Decoder::Sample(const float* logits, size_t vocab, const DecodeOption
     if (o.mirostat_enabled && greedy_token_ < 0) {
       MirostatUpdate(state->mirostat(), o.mirostat, p_token);
     }
+    if (adaptive_p_ran_) {
+      AdaptivePUpdate(state->adaptive_p(), o.adaptive_p,
+                      greedy_token_ >= 0 ? 1.0 : ws_.adaptive_p_original[token_]);
+    }
     state->Accept(token_);
     state->AdvanceStep();
   }
@@ -300,7 +306,8 @@ size_t Decoder::WorkspaceBytes() const {
          (ws_.keys.capacity() + ws_.sort_scratch.capacity()) * sizeof(uint64_t) +
          ws_.probs.capacity() * sizeof(double) + ws_.prefix_p.capacity() * sizeof(double) +
          ws_.stage_i32.capacity() * sizeof(int32_t) + ws_.stage_f32.capacity() * sizeof(float) +
-         ws_.stage_f64.capacity() * sizeof(double) + ws_.top_ids.capacity() * sizeof(int32_t) +
+         (ws_.stage_f64.capacity() + ws_.adaptive_p_original.capacity()) * sizeof(double) +
+         ws_.top_ids.capacity() * sizeof(int32_t) +
          ws_.top_logprobs.capacity() * sizeof(float) +
          ws_.out_ids.capacity() * sizeof(int32_t) + ws_.out_probs.capacity() * sizeof(float) +
          (ws_.block_max.capacity() + ws_.block_sums.capacity() + ws_.block_scratch.capacity() +

@@ -99,6 +99,7 @@ class Decoder {
   int32_t greedy_token_ = -1;
   bool draw_reused_exps_ = false;
   bool drew_row_band_ = false;
+  bool adaptive_p_ran_ = false;  // the last chain ran adaptive-p (its EMA updates)
   float raw_max_ = 0.0f;
   double raw_log_z_ = 0.0;
 };

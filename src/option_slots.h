@@ -20,6 +20,7 @@ namespace bd {
   X(FREQUENCY_PENALTY) X(PRESENCE_PENALTY) X(PENALTY_LAST_N)                   \
   X(DRY_MULTIPLIER) X(DRY_BASE) X(DRY_ALLOWED_LENGTH) X(DRY_PENALTY_LAST_N)    \
   X(NO_REPEAT_NGRAM_SIZE) X(MIROSTAT) X(MIROSTAT_TAU) X(MIROSTAT_ETA)          \
+  X(P_LESS) X(TOP_H) X(ADAPTIVE_TARGET) X(ADAPTIVE_DECAY)                      \
   X(BREGMAN) X(BREGMAN_ALPHA) X(BREGMAN_LAMBDA) X(BREGMAN_K)                   \
   X(BREGMAN_K_MIN) X(BREGMAN_K_MAX) X(LOGPROBS) X(TOP_LOGPROBS) X(RETURN_DISTRIBUTION) X(UNSORTED) X(SEED_HI) X(SEED_LO) \
   X(STEP_HI) X(STEP_LO) X(HISTORY_OFFSET) X(HISTORY_LENGTH) X(BIAS_OFFSET)     \
@@ -41,7 +42,9 @@ enum OptionSlot : int32_t {
 // block's default), for integers the lowest value a range check accepts (the
 // JS API names it when a value does not fit the slot's int32), and the stage
 // they configure (kCount: the whole call).
-enum class OptionKind : uint8_t { kNumber, kInt };
+// kChoice: a value the JS API maps to a number of its own (p_less: false,
+// true or 'norm' -> 0, 1, 2; web/src/options.js).
+enum class OptionKind : uint8_t { kNumber, kInt, kChoice };
 struct ScalarOption {
   const char* name;
   OptionSlot slot;
@@ -76,6 +79,10 @@ constexpr ScalarOption kScalarOptions[] = {
     {"mirostat", kSlot_MIROSTAT, OptionKind::kInt, 0, 0, StageId::kMirostat},
     {"mirostat_tau", kSlot_MIROSTAT_TAU, OptionKind::kNumber, 5, 0, StageId::kMirostat},
     {"mirostat_eta", kSlot_MIROSTAT_ETA, OptionKind::kNumber, 0.1, 0, StageId::kMirostat},
+    {"p_less", kSlot_P_LESS, OptionKind::kChoice, 0, 0, StageId::kPLess},
+    {"top_h", kSlot_TOP_H, OptionKind::kNumber, 0, 0, StageId::kTopH},
+    {"adaptive_target", kSlot_ADAPTIVE_TARGET, OptionKind::kNumber, -1, 0, StageId::kAdaptiveP},
+    {"adaptive_decay", kSlot_ADAPTIVE_DECAY, OptionKind::kNumber, 0.9, 0, StageId::kAdaptiveP},
     {"top_logprobs", kSlot_TOP_LOGPROBS, OptionKind::kInt, 0, 0, StageId::kCount},
 };
 
@@ -138,6 +145,15 @@ inline void ReadScalars(const double* s, DecodeOptions& o) {
   o.dry.last_n = I32(s[kSlot_DRY_PENALTY_LAST_N]);
   o.no_repeat_ngram.size = I32(s[kSlot_NO_REPEAT_NGRAM_SIZE]);
   o.mirostat_enabled = s[kSlot_MIROSTAT] == 2.0;
+  // Any other value (only in a malformed block) reads as off.
+  o.p_less.mode = s[kSlot_P_LESS] == 1.0   ? PLessMode::kPLess
+                  : s[kSlot_P_LESS] == 2.0 ? PLessMode::kNorm
+                                           : PLessMode::kOff;
+  o.p_less.min_keep = min_keep;
+  o.top_h.coefficient = static_cast<float>(s[kSlot_TOP_H]);
+  o.top_h.min_keep = min_keep;
+  o.adaptive_p.target = static_cast<float>(s[kSlot_ADAPTIVE_TARGET]);
+  o.adaptive_p.decay = static_cast<float>(s[kSlot_ADAPTIVE_DECAY]);
   o.mirostat.tau = static_cast<float>(s[kSlot_MIROSTAT_TAU]);
   o.mirostat.eta = static_cast<float>(s[kSlot_MIROSTAT_ETA]);
   o.bregman_enabled = s[kSlot_BREGMAN] != 0.0;

@@ -12,9 +12,12 @@
 #include "stages/epsilon_eta.h"
 #include "stages/logit_bias.h"
 #include "stages/mirostat.h"
+#include "stages/adaptive_p.h"
 #include "stages/no_repeat_ngram.h"
+#include "stages/p_less.h"
 #include "stages/penalties.h"
 #include "stages/stage.h"
+#include "stages/top_h.h"
 #include "stages/top_n_sigma.h"
 #include "stages/typical.h"
 #include "stages/xtc.h"
@@ -31,6 +34,8 @@ struct DecodeOptions {
   TypicalParams typical;
   EpsilonParams epsilon;
   EtaParams eta;
+  PLessParams p_less;
+  TopHParams top_h;
   TopNSigmaParams top_n_sigma;
   XtcParams xtc;
   LogitBiasParams logit_bias;
@@ -41,6 +46,7 @@ struct DecodeOptions {
   MirostatParams mirostat;
   bool bregman_enabled = false;
   BregmanParams bregman;
+  AdaptivePParams adaptive_p;  // target < 0: off
 
   // The stages to run, in order; order_len == 0 means kDefaultOrder.
   StageId order[kMaxChainLength] = {};
@@ -70,13 +76,17 @@ struct DecodeOptions {
 // llama.cpp's default order for the samplers it has (logit bias, penalties,
 // DRY, top-n-sigma, top-k, typical, top-p, min-p, XTC, temperature), with
 // Hugging Face's no-repeat-n-gram beside the other history stages, epsilon and
-// eta after min-p, and the Bregman decoder last: it decodes
-// softmax(logits / T) of whatever survived. Mirostat runs after temperature.
+// eta after min-p, then p-less and Top-H (the truncations after the paper),
+// and the Bregman decoder last among the truncations: it decodes
+// softmax(logits / T) of whatever survived. Mirostat runs after temperature;
+// adaptive-p, a final selector in llama.cpp, is the last stage of all.
 constexpr StageId kDefaultOrder[] = {
     StageId::kLogitBias, StageId::kPenalties, StageId::kDry,
     StageId::kNoRepeatNgram, StageId::kTopNSigma, StageId::kTopK,
     StageId::kTypical, StageId::kTopP, StageId::kMinP,
     StageId::kXtc, StageId::kEpsilon, StageId::kEta,
-    StageId::kTemperature, StageId::kMirostat, StageId::kBregman};
+    StageId::kPLess, StageId::kTopH,
+    StageId::kTemperature, StageId::kMirostat, StageId::kBregman,
+    StageId::kAdaptiveP};
 
 }  // namespace bd

@@ -1,5 +1,6 @@
 // The state a sampler carries from step to step: the accepted tokens (for
-// penalties, DRY and no-repeat-n-gram), mirostat's mu and the draw counter.
+// penalties, DRY and no-repeat-n-gram), mirostat's mu, adaptive-p's EMA and
+// the draw counter.
 // A value type: copying it clones the sampler.
 #pragma once
 
@@ -7,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "stages/adaptive_p.h"
 #include "stages/mirostat.h"
 
 namespace bd {
@@ -24,13 +26,15 @@ class SamplerState {
   SamplerState() { history_.reserve(2 * kMaxHistory); }
   // A clone keeps the full capacity, so it never allocates in steady state.
   SamplerState(const SamplerState& o)
-      : mirostat_(o.mirostat_), step_(o.step_), max_token_(o.max_token_) {
+      : mirostat_(o.mirostat_), adaptive_p_(o.adaptive_p_), step_(o.step_),
+        max_token_(o.max_token_) {
     history_.reserve(2 * kMaxHistory);
     history_ = o.history_;
   }
   SamplerState& operator=(const SamplerState& o) {
     history_ = o.history_;
     mirostat_ = o.mirostat_;
+    adaptive_p_ = o.adaptive_p_;
     step_ = o.step_;
     max_token_ = o.max_token_;
     return *this;
@@ -45,10 +49,12 @@ class SamplerState {
     const size_t id = static_cast<size_t>(static_cast<uint32_t>(token));
     if (id > max_token_) max_token_ = id;
   }
-  void Reset(const MirostatParams& mirostat) {
+  void Reset(const MirostatParams& mirostat,
+             const AdaptivePParams& adaptive_p = AdaptivePParams{}) {
     history_.clear();
     max_token_ = 0;
     MirostatReset(mirostat_, mirostat);
+    AdaptivePReset(adaptive_p_, adaptive_p);
     step_ = 0;
   }
 
@@ -57,6 +63,8 @@ class SamplerState {
   size_t history_len() const { return history_.size() < kMaxHistory ? history_.size() : kMaxHistory; }
   MirostatState& mirostat() { return mirostat_; }
   const MirostatState& mirostat() const { return mirostat_; }
+  AdaptivePState& adaptive_p() { return adaptive_p_; }
+  const AdaptivePState& adaptive_p() const { return adaptive_p_; }
   uint64_t step() const { return step_; }
   // The largest id accepted since the last Reset (ids dropped from a full
   // history still count: a sampler that saw an id is tied to a vocabulary
@@ -67,6 +75,7 @@ class SamplerState {
  private:
   std::vector<int32_t> history_;
   MirostatState mirostat_;
+  AdaptivePState adaptive_p_;
   uint64_t step_ = 0;
   size_t max_token_ = 0;
 };

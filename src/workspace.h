@@ -85,6 +85,10 @@ struct Workspace {
   std::vector<int32_t> stage_i32;
   std::vector<float> stage_f32;
   std::vector<double> stage_f64;
+  // Adaptive-p's original probabilities, by token id (ApplyAdaptiveP writes
+  // them, the decoder's EMA update reads the drawn token's); grown to the
+  // vocabulary on adaptive-p's first use only.
+  std::vector<double> adaptive_p_original;
   // Output of the last call.
   std::vector<int32_t> out_ids;
   std::vector<float> out_probs;

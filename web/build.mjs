@@ -5,8 +5,10 @@
 // (dist/index.cjs), Node's import entry as dist/node.mjs over ./index.cjs.
 // The emscripten modules stay separate files beside them: the entries'
 // imports of the wasm build (build-wasm/...) become imports of those copies.
+// The inline entry (dist/inline.mjs) is the exception: it bundles the ES
+// module build and embeds the .wasm (inlineWasm below).
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -42,14 +44,37 @@ function externals(names) {
     },
   };
 }
-async function bundle(entry, out, format, platform, names) {
+// The inline entry's plugin: the import of 'bregman_decoders.wasm.base64'
+// becomes the .wasm as a base64 string (esbuild's base64 loader), and the
+// bundled ES module build loses its `new URL('bregman_decoders.wasm',
+// import.meta.url)`: bundlers (webpack, Vite, Parcel) read that pattern as an
+// asset to emit, a .wasm this entry never fetches (it always passes wasmBinary).
+const WASM_URL = 'new URL("bregman_decoders.wasm",import.meta.url).toString()';
+function inlineWasm() {
+  const wasm = resolve(buildDir, 'web', 'bregman_decoders.wasm');
+  const module = resolve(buildDir, 'web', 'bregman_decoders.mjs');
+  return {
+    name: 'inline-wasm',
+    setup(b) {
+      b.onResolve({ filter: /\/bregman_decoders\.wasm\.base64$/ }, () => ({ path: wasm, namespace: 'wasm-base64' }));
+      b.onLoad({ filter: /.*/, namespace: 'wasm-base64' }, () => ({ contents: readFileSync(wasm), loader: 'base64' }));
+      b.onResolve({ filter: /\/bregman_decoders\.mjs$/ }, () => ({ path: module, namespace: 'wasm-module' }));
+      b.onLoad({ filter: /.*/, namespace: 'wasm-module' }, () => {
+        const text = readFileSync(module, 'utf8');
+        if (text.split(WASM_URL).length !== 2) throw new Error(`${module}: expected ${WASM_URL} once`);
+        return { contents: text.replace(WASM_URL, '"bregman_decoders.wasm"'), loader: 'js' };
+      });
+    },
+  };
+}
+async function bundle(entry, out, format, platform, names, plugins = [externals(names)]) {
   await build({
     entryPoints: [join(here, entry)],
     outfile: join(distDir, out),
     bundle: true,
     format,
     platform,
-    plugins: [externals(names)],
+    plugins,
     banner: { js: `// bregman-decoders: web/${entry} bundled by web/build.mjs (esbuild).` },
     logLevel: 'warning',
   });
@@ -57,8 +82,10 @@ async function bundle(entry, out, format, platform, names) {
 await bundle('index.browser.mjs', 'index.mjs', 'esm', 'browser', ['./bregman_decoders.mjs']);
 await bundle('index.require.mjs', 'index.cjs', 'cjs', 'node', ['./bregman_decoders_node.cjs']);
 await bundle('index.node.mjs', 'node.mjs', 'esm', 'node', ['./index.cjs']);
+await bundle('index.inline.mjs', 'inline.mjs', 'esm', 'browser', [], [inlineWasm()]);
 
 copy(join(here, 'index.d.ts'), 'index.d.ts');
+copy(join(here, 'index.inline.d.ts'), 'inline.d.ts');
 // The same declarations for require() (a .d.cts: TypeScript's node16 / nodenext
 // resolution reads the .d.ts of a "type": "module" package as ESM only), except
 // that the CommonJS entry has no WebGPU decoder (an ES module): optional there.
@@ -66,6 +93,8 @@ const dts = readFileSync(join(here, 'index.d.ts'), 'utf8');
 const gpuMethod = '  createGpuDecoder(device: unknown';
 if (!dts.includes(gpuMethod)) throw new Error('index.d.ts: createGpuDecoder not found for index.d.cts');
 writeFileSync(join(distDir, 'index.d.cts'), dts.replace(gpuMethod, '  createGpuDecoder?(device: unknown'));
-// Integrations (subpath exports bregman-decoders/transformers and /webllm): plain ES modules.
-for (const f of ['transformers.mjs', 'transformers.d.ts', 'webllm.mjs', 'webllm.d.ts']) copy(join(here, 'adapters', f), f);
-console.log(`dist: ${distDir} (index.mjs, index.cjs, node.mjs)`);
+// Integrations (subpath exports bregman-decoders/transformers, /webllm and
+// /onnxruntime-web): plain ES modules.
+for (const f of ['transformers.mjs', 'transformers.d.ts', 'webllm.mjs', 'webllm.d.ts', 'onnxruntime_web.mjs',
+  'onnxruntime_web.d.ts']) copy(join(here, 'adapters', f), f);
+console.log(`dist: ${distDir} (index.mjs, index.cjs, node.mjs, inline.mjs)`);

@@ -10,7 +10,7 @@ import { loadBrowser } from './src/load_browser.js';
  * @param {{wasmBinary?: ArrayBuffer|Uint8Array, locateFile?: (path: string, prefix: string) => string}} [init]
  */
 export async function load(init) {
-  return loadBrowser(createBregmanModule, init);
+  return loadBrowser(createBregmanModule, init, import.meta.url);
 }
 
 export default load;

@@ -29,7 +29,8 @@ export type BregmanOptions =
 export type StageName =
   | 'logit_bias' | 'penalties' | 'dry' | 'no_repeat_ngram' | 'top_n_sigma' | 'top_k'
   | 'typical_p' | 'top_p' | 'min_p' | 'xtc' | 'epsilon_cutoff' | 'eta_cutoff'
-  | 'temperature' | 'mirostat' | 'bregman';
+  | 'temperature' | 'mirostat' | 'bregman'
+  | 'p_less' | 'top_h' | 'adaptive_p';
 
 export type TokenIds = Int32Array | Uint32Array | number[];
 
@@ -53,6 +54,23 @@ export interface DecodeOptions {
   epsilon_cutoff?: number;
   /** Hugging Face eta sampling; 0: off. */
   eta_cutoff?: number;
+  /**
+   * p-less sampling (Tan, Wu, Howard 2025): keep p >= sum p^2 (true), or
+   * p >= (V sum p^2 - 1)/(V - 1), V the vocabulary size ('norm', p-less-norm); false: off.
+   */
+  p_less?: boolean | 'norm';
+  /**
+   * Top-H (NeurIPS 2025): the longest most-probable prefix whose renormalised
+   * entropy is at most top_h * H(p). In [0, 1]; 0: off (the paper's default is 0.4).
+   */
+  top_h?: number;
+  /**
+   * llama.cpp's adaptive-p: draw near this probability, steered by an EMA of the
+   * drawn tokens' original probabilities (a sampler's state). At most 1; negative: off (default -1).
+   */
+  adaptive_target?: number;
+  /** adaptive-p's EMA decay, in [0, 0.99] (default 0.9). */
+  adaptive_decay?: number;
   /** Minimum survivors of each truncation. Default 1. */
   min_keep?: number;
   /** Exclude Top Choices (llama.cpp): probability of applying it, and its threshold (default 0.1). */
@@ -140,14 +158,14 @@ export interface Sample {
 
 /** A stateful sampler (llama.cpp's sampler chain): options fixed at creation. */
 export interface Sampler {
-  /** Draws the next token and accepts it (history, mirostat, draw counter). */
+  /** Draws the next token and accepts it (history, mirostat, adaptive-p's EMA, draw counter). */
   sample(logits: Float32Array): Sample;
   /** The processed distribution at the current state; accepts nothing. */
   decode(logits: Float32Array): Distribution;
   /** Feeds a token that was not drawn here (prompt or forced tokens). */
   accept(token: number): void;
   /**
-   * Forgets history and mirostat state; the draw counter restarts. A seeded
+   * Forgets history, mirostat and adaptive-p state; the draw counter restarts. A seeded
    * sampler replays its stream; an unseeded one takes a fresh random seed.
    */
   reset(): void;

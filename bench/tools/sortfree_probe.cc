@@ -1,7 +1,7 @@
 // bd_sortfree_probe: what a sort-free large-k Bregman path would cost
 // natively, measured with the library's own kernels on one row: the steps
 // that would replace the key sort of a k ~ V/2 decode and feed the sketch
-// (docs/bregman.md, "A sort-free large-k path: measured parts"),
+// (notes/bregman_journal.md, "A sort-free large-k path"),
 // cumulatively (stage s includes every stage before it):
 //   0  the floor: copy of the row + max + sum of exp (bench/floor)
 //   1  + gather of the entries >= the k-th largest logit (SIMD compress)

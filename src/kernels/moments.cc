@@ -43,6 +43,27 @@ ExpMomentSums ExpMomentsImpl(const float* v, size_t n, float max, float scale, f
   return ExpMomentSums{totals[0], totals[1]};
 }
 
+ExpSquareSums ExpSquaresImpl(const float* v, size_t n, float max, float scale) {
+  const hn::ScalableTag<float> d;
+  const auto vmax = hn::Set(d, max);
+  const auto vscale = hn::Set(d, scale);
+  double totals[2] = {0.0, 0.0};
+  SumVirtualLanesGrouped<2>(
+      d, v, nullptr, n, -HUGE_VALF,
+      [&](auto& x, auto&, auto& t) BD_TERMS {
+        constexpr size_t G = sizeof(x) / sizeof(x[0]);
+        hn::Vec<decltype(d)> e[G];
+        for (size_t g = 0; g < G; ++g) e[g] = hn::Mul(hn::Sub(x[g], vmax), vscale);
+        ExpF32Each<G>(d, e);
+        for (size_t g = 0; g < G; ++g) {
+          t[g][0] = e[g];
+          t[g][1] = hn::Mul(e[g], e[g]);
+        }
+      },
+      totals, nullptr, nullptr);
+  return ExpSquareSums{totals[0], totals[1]};
+}
+
 BandTotals BandSumImpl(const float* v, const float* w, size_t n, float lo, float hi) {
   const hn::ScalableTag<float> d;
   const auto vlo = hn::Set(d, lo);
@@ -146,6 +167,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace bd {
 HWY_EXPORT(ExpMomentsImpl);
+HWY_EXPORT(ExpSquaresImpl);
 HWY_EXPORT(BandSumImpl);
 HWY_EXPORT(SumBandBlocksImpl);
 HWY_EXPORT(FiniteMomentsImpl);
@@ -154,6 +176,9 @@ HWY_EXPORT(FiniteSpreadImpl);
 
 ExpMomentSums ExpMoments(const float* v, size_t n, float max, float scale, float* out) {
   return HWY_DYNAMIC_DISPATCH(ExpMomentsImpl)(v, n, max, scale, out);
+}
+ExpSquareSums ExpSquares(const float* v, size_t n, float max, float scale) {
+  return HWY_DYNAMIC_DISPATCH(ExpSquaresImpl)(v, n, max, scale);
 }
 BandTotals BandSum(const float* v, const float* w, size_t n, float lo, float hi) {
   return HWY_DYNAMIC_DISPATCH(BandSumImpl)(v, w, n, lo, hi);

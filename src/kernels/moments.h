@@ -21,6 +21,16 @@ struct ExpMomentSums {
 // `out` (may be null) receives e_i; it may alias nothing else.
 ExpMomentSums ExpMoments(const float* v, size_t n, float max, float scale, float* out);
 
+struct ExpSquareSums {
+  double sum_e;   // sum_i e_i,   e_i = exp((v_i - max) * scale)
+  double sum_e2;  // sum_i e_i^2
+};
+
+// One pass over v[0..n): the sums of e_i and of e_i^2 (e_i^2 the float
+// product); -inf entries contribute 0 to both. With scale = 1/T the
+// collision probability of the softmax is sum p^2 = sum_e2 / sum_e^2 (p-less).
+ExpSquareSums ExpSquares(const float* v, size_t n, float max, float scale);
+
 struct BandTotals {
   size_t count;  // number of i with lo <= v_i <= hi
   double sum_w;  // sum of w_i over them

@@ -156,6 +156,20 @@ bool EtaValid(O o, Complaint& why) {
 }
 void EtaApply(StageCall& a) { ApplyEta(a.c, a.o.eta, a.ws, a.ctx); }
 
+// ---- p_less and p_less_norm (p_less.h).
+bool PLessSet(O o) { return o.p_less.mode != PLessMode::kOff; }
+bool PLessValid(O, Complaint&) { return true; }  // the JS API checks its type
+void PLessApply(StageCall& a) { ApplyPLess(a.c, a.o.p_less, a.ws, a.ctx); }
+
+// ---- top_h (top_h.h).
+bool TopHSet(O o) { return o.top_h.coefficient > 0.0f; }
+bool TopHValid(O o, Complaint& why) {
+  if (!(o.top_h.coefficient >= 0.0f && o.top_h.coefficient <= 1.0f))
+    return why("top_h must be in [0, 1] (0: off), got %g", o.top_h.coefficient);
+  return true;
+}
+void TopHApply(StageCall& a) { ApplyTopH(a.c, a.o.top_h, a.ws, a.ctx); }
+
 // ---- temperature, fixed or dynamic (dynamic_temperature.h).
 bool TemperatureSet(O o) { return o.temperature != 1.0f || o.dynatemp.range != 0.0f; }
 bool TemperatureActs(O o, bool greedy) {
@@ -218,8 +232,35 @@ bool BregmanValid(O o, Complaint& why) {
 void BregmanApply(StageCall& a) {
   if (!a.greedy && a.o.bregman_enabled) {
     a.out.objective = ApplyBregman(a.c, a.o.bregman, a.ws, a.ctx.want_objective,
-                                   /*logits_needed=*/!a.last);
+                                   /*logits_needed=*/a.acting_follows);
   }
+}
+
+// ---- adaptive-p (adaptive_p.h): its EMA is the sampler's state.
+bool AdaptivePSet(O o) { return o.adaptive_p.target >= 0.0f; }
+bool AdaptivePActs(O o, bool greedy) { return !greedy && o.adaptive_p.target >= 0.0f; }
+bool AdaptivePValid(O o, Complaint& why) {
+  const AdaptivePParams& p = o.adaptive_p;
+  if (std::isnan(p.target) || p.target > 1.0f)
+    return why("adaptive_target must be a number <= 1 (negative: off), got %g", p.target);
+  if (!(p.decay >= 0.0f && p.decay <= 0.99f))
+    return why("adaptive_decay must be in [0, 0.99], got %g", p.decay);
+  if (p.target >= 0.0f && o.mirostat_enabled)
+    return why("adaptive_target cannot be combined with mirostat: both select the token");
+  return true;
+}
+void AdaptivePApply(StageCall& a) {
+  if (!(a.o.adaptive_p.target >= 0.0f)) return;
+  a.out.adaptive_p_ran = true;
+  // Greedy: the decoder takes the first maximum, as llama.cpp's temp 0
+  // leaves adaptive-p that one token (its original p then counts as 1).
+  if (a.greedy) return;
+  std::vector<double>& original = a.ws.adaptive_p_original;
+  if (original.size() < a.c.vocab) original.resize(a.c.vocab);
+  AdaptivePState reset;
+  if (a.adaptive_p == nullptr) AdaptivePReset(reset, a.o.adaptive_p);
+  ApplyAdaptiveP(a.c, a.o.adaptive_p, a.adaptive_p ? *a.adaptive_p : reset, original.data(),
+                 a.ws, a.ctx);
 }
 
 // A stage whose apply acts exactly when its options ask for it.
@@ -247,10 +288,14 @@ constexpr StageSpec kStages[] = {
     {StageId::kEpsilon, "epsilon_cutoff", EpsilonSet, ActsWhenSet<EpsilonSet>, EpsilonValid,
      EpsilonApply},
     {StageId::kEta, "eta_cutoff", EtaSet, ActsWhenSet<EtaSet>, EtaValid, EtaApply},
+    {StageId::kPLess, "p_less", PLessSet, ActsWhenSet<PLessSet>, PLessValid, PLessApply},
+    {StageId::kTopH, "top_h", TopHSet, ActsWhenSet<TopHSet>, TopHValid, TopHApply},
     {StageId::kTemperature, "temperature", TemperatureSet, TemperatureActs, TemperatureValid,
      TemperatureApply},
     {StageId::kMirostat, "mirostat", MirostatSet, MirostatActs, MirostatValid, MirostatApply},
     {StageId::kBregman, "bregman", BregmanSet, BregmanActs, BregmanValid, BregmanApply},
+    {StageId::kAdaptiveP, "adaptive_p", AdaptivePSet, AdaptivePActs, AdaptivePValid,
+     AdaptivePApply},
 };
 
 constexpr bool InIdOrder() {

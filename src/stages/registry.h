@@ -25,6 +25,10 @@ struct ChainOutcome {
   // a stage sets it only where it cuts. The chain drops it once the
   // candidates change after it (Candidates::list_version).
   DrawHint draw_hint;
+  // Adaptive-p ran (its original probabilities are in
+  // Workspace::adaptive_p_original, unless the call is greedy): the sampler's
+  // EMA takes the drawn token's.
+  bool adaptive_p_ran;
 };
 
 // One stage's call, as the chain makes it.
@@ -33,6 +37,7 @@ struct StageCall {
   const DecodeOptions& o;
   bool greedy;  // temperature 0 (or 1/T overflows): the argmax is drawn
   const MirostatState* mirostat;  // nullptr: mu at its initial 2 tau
+  const AdaptivePState* adaptive_p;  // nullptr: the EMA as its reset leaves it
   Workspace& ws;
   const StageContext& ctx;
   size_t min_keep;  // max(o.min_keep, 1)

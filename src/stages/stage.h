@@ -3,7 +3,7 @@
 //               const StageContext& ctx)
 // over the one candidate set (llama.cpp's llama_sampler_i::apply), with its
 // parameters as plain data. State that outlives a step (the token history,
-// mirostat's mu) lives in SamplerState, so a sampler is a value: copying it
+// mirostat's mu, adaptive-p's EMA) lives in SamplerState, so a sampler is a value: copying it
 // is clone(), SamplerState::Reset() is reset(), SamplerState::Accept() is
 // accept().
 #pragma once
@@ -27,13 +27,19 @@ enum class StageId : uint8_t {
   kXtc,
   kEpsilon,
   kEta,
+  kPLess,
+  kTopH,
   kTemperature,
   kMirostat,
   kBregman,
+  kAdaptiveP,
   kCount
 };
 
-constexpr size_t kMaxChainLength = 16;
+// Room for every stage once (a custom order may also list one twice).
+constexpr size_t kMaxChainLength = 24;
+static_assert(kMaxChainLength >= static_cast<size_t>(StageId::kCount),
+              "a custom order can list every stage");
 
 // Read-only inputs of one step besides the candidates.
 struct StageContext {

@@ -15,6 +15,7 @@
 #include "kernels/moments.h"
 #include "kernels/softmax.h"
 #include "kernels/threshold.h"
+#include "stages/position_sort.h"
 #include "stages/sampled_ring.h"
 #include "stages/stages.h"
 
@@ -587,23 +588,25 @@ NucleusCut WalkBandToCut(const Candidates& c, const TopPInput& in, const Boundar
   const int32_t* pos = ws.tmp_ids.data();
   const float* val = ws.tmp_logits.data();
   uint64_t* order = ws.keys.data();
-  for (size_t j = 0; j < band.n; ++j) order[j] = j;
-  std::sort(order, order + band.n, [&](uint64_t a, uint64_t b) {
-    return val[a] > val[b] || (val[a] == val[b] && in.IdOf(c, pos[a]) < in.IdOf(c, pos[b]));
-  });
+  double* descending = ws.stage_f64.data();  // -v: ascending is v descending
+  for (size_t j = 0; j < band.n; ++j) {
+    descending[j] = -static_cast<double>(val[j]);
+    order[j] = PositionWithId(in.IdOf(c, pos[j]), j);
+  }
+  SortPositionsByKey(descending, order, band.n);
   NucleusCut cut{band.lo, INT32_MAX, false, band.n};
   double cum = band.above;
   for (size_t j = 0; j < band.n; ++j) {
-    cum += ExpF64((static_cast<double>(val[order[j]]) - in.max) / c.temperature);
+    cum += ExpF64((static_cast<double>(val[PositionOf(order[j])]) - in.max) / c.temperature);
     if (cum >= in.target && band.count_hi + j + 1 >= in.min_keep) {
       cut.last = j + 1;
       break;
     }
   }
   if (cut.last > 0) {
-    cut.logit = val[order[cut.last - 1]];
-    cut.id = in.IdOf(c, pos[order[cut.last - 1]]);
-    cut.ties_dropped = cut.last < band.n && val[order[cut.last]] == cut.logit;
+    cut.logit = val[PositionOf(order[cut.last - 1])];
+    cut.id = in.IdOf(c, pos[PositionOf(order[cut.last - 1])]);
+    cut.ties_dropped = cut.last < band.n && val[PositionOf(order[cut.last])] == cut.logit;
   }
   return cut;
 }

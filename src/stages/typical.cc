@@ -15,6 +15,7 @@
 #include "kernels/moments.h"
 #include "kernels/row_scan.h"
 #include "kernels/threshold.h"
+#include "stages/position_sort.h"
 #include "stages/sampled_ring.h"
 
 namespace bd {
@@ -298,23 +299,20 @@ AnnulusStop WalkAnnulusToStop(const TypicalSetup& t, size_t nb, BandTotals inner
   uint64_t* perm = ws.keys.data();
   for (size_t j = 0; j < nb; ++j) {
     dist[j] = std::fabs(static_cast<double>(val[j]) - t.center);
-    perm[j] = j;
+    perm[j] = PositionWithId(idx[j], j);
   }
-  std::sort(perm, perm + nb, [&](uint64_t x, uint64_t y) {
-    if (dist[x] != dist[y]) return dist[x] < dist[y];
-    return idx[x] < idx[y];
-  });
+  SortPositionsByKey(dist, perm, nb);
   double cum = inner.sum_w;
   AnnulusStop stop{0, inner.count, 0.0, 0};
   for (; stop.walked < nb; ++stop.walked) {
-    cum += t.e[idx[perm[stop.walked]]];
+    cum += t.e[idx[PositionOf(perm[stop.walked])]];
     ++stop.kept;
     if (cum > t.target && stop.kept >= t.keep_min) break;
   }
   if (stop.walked == nb) return stop;
-  stop.distance = dist[perm[stop.walked]];
+  stop.distance = dist[PositionOf(perm[stop.walked])];
   while (stop.walked + 1 + stop.ties_out < nb &&
-         dist[perm[stop.walked + 1 + stop.ties_out]] == stop.distance) {
+         dist[PositionOf(perm[stop.walked + 1 + stop.ties_out])] == stop.distance) {
     ++stop.ties_out;
   }
   return stop;
@@ -403,7 +401,7 @@ bool KeepRowBand(Candidates& c, const TypicalSetup& t, Radii r, const BandList& 
     return true;
   }
   float* list_exp = ws.stage_f32.data();
-  const int32_t last_id = ws.tmp_ids[ws.keys[stop.walked]];
+  const int32_t last_id = ws.tmp_ids[PositionOf(ws.keys[stop.walked])];
   size_t n = GatherSurvivors(c, t, f, from_band, band, list_exp, ws);
   if (n != kept + stop.ties_out) {
     // The counts disagree (never expected): the gather overwrote the row's
@@ -736,13 +734,12 @@ void WalkAnnulus(const TypicalSetup& t, size_t nb, TypicalWalk& w, Workspace& ws
   const int32_t* idx = ws.tmp_ids.data();
   const double* dist = ws.stage_f64.data();
   uint64_t* perm = ws.keys.data();
-  for (size_t j = 0; j < nb; ++j) perm[j] = j;
-  std::sort(perm, perm + nb, [&](uint64_t x, uint64_t y) {
-    if (dist[x] != dist[y]) return dist[x] < dist[y];
-    return t.s.Id(static_cast<size_t>(idx[x])) < t.s.Id(static_cast<size_t>(idx[y]));
-  });
   for (size_t j = 0; j < nb; ++j) {
-    const size_t at = static_cast<size_t>(perm[j]);
+    perm[j] = PositionWithId(t.s.Id(static_cast<size_t>(idx[j])), j);
+  }
+  SortPositionsByKey(dist, perm, nb);
+  for (size_t j = 0; j < nb; ++j) {
+    const size_t at = PositionOf(perm[j]);
     out[w.kept++] = idx[at];
     w.cum += t.e[idx[at]];
     if (w.cum > t.target && w.kept >= t.keep_min) {

@@ -18,6 +18,14 @@ export function flatRow(v, rand) {
   return row;
 }
 
+// An eighth of the ids finite (the rest -Infinity): at V = 4096 and
+// maxCandidates 1024 every finite logit is a candidate.
+export function sparseRow(v, rand) {
+  const row = llmRow(v, rand);
+  for (let i = 0; i < v; i++) if (i % 8 !== 3) row[i] = -Infinity;
+  return row;
+}
+
 // Exact equality of two results (typed arrays element by element, -0 and NaN
 // distinguished); the GPU report (`gpu`) is left out. Returns null or a message.
 export function sameResult(got, want, path = '') {
@@ -133,7 +141,7 @@ export async function statelessSweep({ bd, device, upload }, sizes, maxCandidate
     const gd = bd.createGpuDecoder(device, { vocab: V, maxCandidates });
     const rand = rng(V);
     let rows = [['llm', llmRow(V, rand)], ['peaked', llmRow(V, rand, 1.8)], ['tied', tiedRow(V, rand)],
-      ['flat', flatRow(V, rand)]];
+      ['flat', flatRow(V, rand)], ['sparse', sparseRow(V, rand)]];
     if (only) rows = rows.filter(([shape]) => only.shapes.includes(shape));
     for (const [shape, row] of rows) {
       const buf = upload(row);

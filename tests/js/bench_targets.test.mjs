@@ -44,7 +44,7 @@ const verdicts = (r) => Object.fromEntries(targets(r).map((t) => [t.name, t.met]
 
 test('every target is met on a run within every limit, and its worst case is named', () => {
   const all = targets(run());
-  assert.equal(all.length, 10);
+  assert.equal(all.length, 12);
   for (const t of all) assert.equal(t.met, true, t.name);
   const large = all.find((t) => t.name.startsWith('native: Bregman, any lambda'));
   assert.equal(large.values.length, 8);  // 4 configs x 2 rows
@@ -60,10 +60,12 @@ test('each target fails when its own numbers cross its limit, and only that one'
     ['wasm (Node): softmax', (env, row, c) => (env === 'node' && row.startsWith('flat') && c === 'typical_0.9' ? 20.5 : undefined)],
     ['top-k 40 + top-p 0.9 (Node wasm)', (env, row, c) => (env === 'node' && c === 'transformers.js' ? 1.4 : undefined)],
     ['top-k 40 + top-p 0.9 (Chromium wasm)', (env, row, c) => (env === 'chromium' && c === 'transformers.js' ? 4.4 : undefined)],
+    ['wasm (Node): p-less', (env, row, c) => (env === 'node' && row.startsWith('flat') && c === 'top_h_0.4' ? 20.5 : undefined)],
     ['wasm (Node): Bregman, k <= 4096', (env, row, c) => (env === 'node' && c === 'bregman_dual_1.5_k1000' ? 30.5 : undefined)],
     ['wasm (Node): Bregman, any lambda', (env, row, c) => (env === 'node' && c === 'bregman_primal_2_khalf' ? 301 : undefined)],
     ['native: greedy', (env, row, c) => (env === 'native' && row.startsWith('llm') && c === 'greedy' ? 3.1 : undefined)],
     ['native: softmax', (env, row, c) => (env === 'native' && c === 'top_p_0.9' ? 30.5 : undefined)],
+    ['native: p-less', (env, row, c) => (env === 'native' && c === 'p_less_norm' ? 30.5 : undefined)],
     ['native: Bregman, k <= 4096', (env, row, c) => (env === 'native' && c === 'bregman_primal_0.5_k10' ? 30.5 : undefined)],
     ['native: Bregman, any lambda', (env, row, c) => (env === 'native' && c === 'bregman_dual_1.5_khalf' ? 401 : undefined)],
   ];

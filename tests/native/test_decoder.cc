@@ -360,10 +360,11 @@ TEST_CASE("every stage after top-p / typical: the draw equals a decoder's that n
   CHECK(reused > compared / 10);
 }
 
-TEST_CASE("Bregman as the last stage (its logits left as they were) = Bregman followed by a no-op stage") {
+TEST_CASE("Bregman as the last stage (its logits left as they were) = Bregman followed by an acting stage that removes nothing") {
   // The last stage skips the pass that rewrites the list's logits as log q:
-  // the draw and the output read q. A stage after it (here top_k off, which
-  // changes nothing) makes it write them; tokens and distributions agree.
+  // the draw and the output read q. A stage that acts after it (here a top_k
+  // above the candidate count, which removes nothing) makes it write them;
+  // tokens and distributions agree.
   std::mt19937_64 rng(31);
   bd::Decoder last_dec, followed_dec;
   for (int trial = 0; trial < 120; ++trial) {
@@ -388,8 +389,9 @@ TEST_CASE("Bregman as the last stage (its logits left as they were) = Bregman fo
     followed.order[0] = bd::StageId::kTopP;
     followed.order[1] = bd::StageId::kTemperature;
     followed.order[2] = bd::StageId::kBregman;
-    followed.order[3] = bd::StageId::kTopK;  // top_k = 0: off
+    followed.order[3] = bd::StageId::kTopK;
     followed.order_len = 4;
+    followed.top_k = 1 << 30;  // set (so it acts), above every count: removes nothing
     CAPTURE(trial);
     REQUIRE(last_dec.Sample(row.data(), v, o) == bd::StatusCode::kOk);
     REQUIRE(followed_dec.Sample(row.data(), v, followed) == bd::StatusCode::kOk);
@@ -666,7 +668,10 @@ TEST_CASE("no band of the row is left where any stage acts after the cut: each s
         break;
       case bd::StageId::kEpsilon: o.epsilon.epsilon = 1e-6f; break;
       case bd::StageId::kEta: o.eta.eta = 1e-6f; break;
+      case bd::StageId::kPLess: o.p_less.mode = bd::PLessMode::kNorm; break;
+      case bd::StageId::kTopH: o.top_h.coefficient = 0.9f; break;
       case bd::StageId::kMirostat: o.mirostat_enabled = true; break;
+      case bd::StageId::kAdaptiveP: o.adaptive_p.target = 0.3f; break;
       case bd::StageId::kBregman:
         o.bregman_enabled = true;
         o.bregman.alpha = 1.5;
@@ -713,8 +718,10 @@ TEST_CASE("no band of the row is left where any stage acts after the cut: each s
       }
     }
   }
-  CHECK(acting_checked == 2 * (13 + 2 + 2 + 1) * 5);  // 13 stages, 3 options of two, 2 of one
-  CHECK(checked == acting_checked + 2 * 13 * 5);
+  // Every stage but top-p and typical; 3 options of two of them, 2 of one.
+  const size_t stages = static_cast<size_t>(bd::StageId::kCount) - 2;
+  CHECK(acting_checked == 2 * (stages + 2 + 2 + 1) * 5);
+  CHECK(checked == acting_checked + 2 * stages * 5);
 }
 
 TEST_CASE("top-p's ring (flat rows) gives the row histogram's cut: tokens, kept sets and probabilities") {

@@ -57,3 +57,8 @@ export default createLogitsProcessor;
 export const NEUTRAL_GENERATION_OPTIONS: Readonly<{
   do_sample: false; temperature: 1; top_k: 0; top_p: 1; repetition_penalty: 1; no_repeat_ngram_size: 0; num_beams: 1;
 }>;
+
+/** The same, with transformers.js picking the forced token by its TopK (cheaper at large vocabularies). */
+export const NEUTRAL_TOPK_GENERATION_OPTIONS: Readonly<{
+  do_sample: true; temperature: 1; top_k: 1; top_p: 1; repetition_penalty: 1; no_repeat_ngram_size: 0; num_beams: 1;
+}>;

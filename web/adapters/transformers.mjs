@@ -178,4 +178,13 @@ export const NEUTRAL_GENERATION_OPTIONS = Object.freeze({
   num_beams: 1,
 });
 
+/**
+ * NEUTRAL_GENERATION_OPTIONS with transformers.js picking the forced token by
+ * its top-k draw (do_sample: true, top_k: 1: a native TopK over the row, of
+ * one finite entry, which it draws with probability 1) instead of its greedy
+ * argmax, a JavaScript loop over the row. The same tokens; at large
+ * vocabularies the cheaper step (bench/transformers_cost.mjs).
+ */
+export const NEUTRAL_TOPK_GENERATION_OPTIONS = Object.freeze({ ...NEUTRAL_GENERATION_OPTIONS, do_sample: true, top_k: 1 });
+
 export default createLogitsProcessor;

@@ -5,6 +5,7 @@
 import { load } from '../index.browser.mjs';
 import { Llama2, Tokenizer } from '../model/llama2.mjs';
 import { parseSpec, specFromFields } from './decoders.mjs';
+import { jsEngine, ortEngine } from './engines.mjs';
 
 const $ = (id) => document.getElementById(id);
 const status = (s) => { $('status').textContent = s; };
@@ -21,6 +22,22 @@ const model = new Llama2(modelBytes);
 const tok = new Tokenizer(tokBytes, model.config.vocabSize);
 status(`ready: model ${model.config.vocabSize} tokens × ${model.config.nLayers} layers; kernels ${bd.target}`);
 $('go').disabled = false;
+
+// The engine: the plain-JS model, or its ONNX export on onnxruntime-web's
+// WebGPU execution provider where the browser has WebGPU (made at first use).
+const engines = { js: jsEngine(bd, model), ort: null };
+if (!navigator.gpu) {
+  const o = $('engine').querySelector('option[value=ort]');
+  o.disabled = true;
+  o.textContent += ' (no WebGPU here)';
+}
+async function engineOf(name) {
+  if (name === 'ort' && engines.ort === null) {
+    status('loading onnxruntime-web and the ONNX model...');
+    engines.ort = await ortEngine(bd, MODEL_URL, model.config.seqLen);
+  }
+  return engines[name];
+}
 
 // Show the fields each family uses.
 for (const X of RUNS) {
@@ -99,17 +116,7 @@ for (const id of ['textA', 'textB', 'kplot']) {
   $(id).addEventListener('click', (e) => { if (e.target.dataset.i !== undefined) select(+e.target.dataset.i); });
 }
 
-/** The model's own p = softmax(logits / T) in float64: its n most probable tokens. */
-function modelHead(logits, T, n) {
-  let mx = -Infinity;
-  for (const v of logits) if (v > mx) mx = v;
-  let z = 0;
-  for (const v of logits) z += Math.exp((v - mx) / T);
-  const ids = [...logits.keys()].sort((x, y) => logits[y] - logits[x] || x - y).slice(0, n);
-  return { ids, probs: ids.map((id) => Math.exp((logits[id] - mx) / T) / z) };
-}
-
-async function generateOne(j, spec, prompt, n, seed) {
+async function generateOne(engine, j, spec, prompt, n, seed) {
   const X = RUNS[j];
   const out = $(`text${X}`);
   out.innerHTML = '';
@@ -118,35 +125,20 @@ async function generateOne(j, spec, prompt, n, seed) {
   p.textContent = prompt;
   out.append(p);
   $(`label${X}`).textContent = `${X}: ${spec.label}`;
-  const sampler = bd.createSampler({ ...spec.options, seed, return_distribution: true });
   const pT = spec.options.temperature === 0 ? 1 : (spec.options.temperature ?? 1);
   const steps = [];
-  try {
-    const ids = tok.encode(prompt);
-    model.reset();
-    let logits;
-    for (let pos = 0; pos < ids.length; pos++) {
-      logits = model.forward(ids[pos], pos);
-      if (pos > 0) sampler.accept(ids[pos]);
-    }
-    const utf8 = new TextDecoder();
-    for (let pos = ids.length, i = 0; i < n && pos < model.config.seqLen; pos++, i++) {
-      const base = modelHead(logits, pT, 16);
-      const s = sampler.sample(logits);
-      if (s.token === tok.eos) break;
-      const piece = utf8.decode(tok.decodeBytes(s.token), { stream: true });
-      steps.push({ token: s.token, k: s.k, piece, pIds: base.ids, pProbs: base.probs,
-        q: new Map(Array.from(s.distribution.ids, (id, z) => [id, s.distribution.probs[z]])) });
-      const span = document.createElement('span');
-      span.className = 'tok';
-      span.dataset.i = String(steps.length - 1);
-      span.textContent = piece;
-      out.append(span);
-      logits = model.forward(s.token, pos);
-      if (i % 8 === 7) await new Promise((r) => setTimeout(r));  // let the page paint
-    }
-  } finally {
-    sampler.dispose();
+  const utf8 = new TextDecoder();
+  let i = 0;
+  for await (const st of engine.generate(tok.encode(prompt), { ...spec.options, seed }, pT, n)) {
+    if (st.token === tok.eos) break;
+    const piece = utf8.decode(tok.decodeBytes(st.token), { stream: true });
+    steps.push({ ...st, piece });
+    const span = document.createElement('span');
+    span.className = 'tok';
+    span.dataset.i = String(steps.length - 1);
+    span.textContent = piece;
+    out.append(span);
+    if (i++ % 8 === 7) await new Promise((r) => setTimeout(r));  // let the page paint
   }
   const kmax = Math.max(1, ...steps.map((s) => s.k));
   const [r, g, b] = COLORS[j].match(/\w\w/g).map((h) => parseInt(h, 16));
@@ -169,9 +161,12 @@ async function generate() {
     for (const spec of specs) bd.createSampler(spec.options).dispose();
     const t0 = performance.now();
     runs = [];
-    for (let j = 0; j < 2; j++) runs.push(await generateOne(j, specs[j], prompt, n, seed));
+    const engine = await engineOf($('engine').value);
+    for (let j = 0; j < 2; j++) runs.push(await generateOne(engine, j, specs[j], prompt, n, seed));
     const mean = (r) => (r.steps.reduce((a, s) => a + s.k, 0) / Math.max(1, r.steps.length)).toFixed(1);
-    status(`${runs[0].steps.length} + ${runs[1].steps.length} tokens in ${(performance.now() - t0).toFixed(0)} ms (model + decoding), seed ${seed}; mean k: A ${mean(runs[0])}, B ${mean(runs[1])}`);
+    const read = runs.flatMap((r) => r.steps.map((x) => x.bytesRead)).filter((b) => b !== null);
+    const bytes = read.length ? `; read back ${Math.round(read.reduce((a, b) => a + b, 0) / read.length)} B per token (the row: ${4 * model.config.vocabSize} B)` : '';
+    status(`${engine.name}: ${runs[0].steps.length} + ${runs[1].steps.length} tokens in ${(performance.now() - t0).toFixed(0)} ms (model + decoding), seed ${seed}; mean k: A ${mean(runs[0])}, B ${mean(runs[1])}${bytes}`);
     select(0);
     document.body.dataset.done = String(runs[0].steps.length);
   } catch (e) {

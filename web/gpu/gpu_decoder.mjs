@@ -101,25 +101,33 @@ function runBatch(ctx, kind, buffer, rows, perRow) {
   }
   // As the CPU batch: the rows one after another, as one task (no other
   // call runs between them), and the first row that throws ends it: the
-  // rows after it are not decoded and their samplers do not step.
+  // rows after it are not decoded and their samplers do not step. Its
+  // samplers count it as pending (their accept() and the like wait for it).
+  const held = [...new Set((Array.isArray(perRow) ? perRow : [perRow]).filter((o) => o instanceof GpuSampler))]
+    .map((s) => [s, s._begin()]);
   return ctx.serial(async () => {
-    const out = [];
-    for (let r = 0; r < rows; r++) {
-      const o = Array.isArray(perRow) ? perRow[r] : perRow;
-      if (o instanceof GpuSampler) {
-        out.push(await (kind === 'sample' ? o._sampleNow(buffer, r) : o._decodeNow(buffer, r)));
-        continue;
-      }
-      // A sampler of another GPU decoder or of the CPU path: TypeError, as
-      // the CPU batch's.
-      if (o !== null && typeof o === 'object' && (o[GPU_SAMPLER] !== undefined || samplerOwner(o) !== undefined)) {
-        throw new TypeError(`per-row options[${r}] is a sampler of ${o[GPU_SAMPLER] !== undefined
-          ? 'another GPU decoder' : 'the CPU path (bd.createSampler): use gd.createSampler'}`);
-      }
-      out.push(await (kind === 'sample' ? ctx.sampleNow(buffer, o, r) : ctx.decodeNow(buffer, o, r)));
-    }
-    return out;
+    try { return await runRows(ctx, kind, buffer, rows, perRow); } finally { for (const [s, call] of held) s._end(call); }
   });
+}
+// The rows of a batch, in one serial task.
+async function runRows(ctx, kind, buffer, rows, perRow) {
+  const { GpuSampler } = ctx;
+  const out = [];
+  for (let r = 0; r < rows; r++) {
+    const o = Array.isArray(perRow) ? perRow[r] : perRow;
+    if (o instanceof GpuSampler) {
+      out.push(await (kind === 'sample' ? o._sampleNow(buffer, r) : o._decodeNow(buffer, r)));
+      continue;
+    }
+    // A sampler of another GPU decoder or of the CPU path: TypeError, as
+    // the CPU batch's.
+    if (o !== null && typeof o === 'object' && (o[GPU_SAMPLER] !== undefined || samplerOwner(o) !== undefined)) {
+      throw new TypeError(`per-row options[${r}] is a sampler of ${o[GPU_SAMPLER] !== undefined
+        ? 'another GPU decoder' : 'the CPU path (bd.createSampler): use gd.createSampler'}`);
+    }
+    out.push(await (kind === 'sample' ? ctx.sampleNow(buffer, o, r) : ctx.decodeNow(buffer, o, r)));
+  }
+  return out;
 }
 
 // The host-side scratch of one decoder, reused across calls (restate.mjs).
@@ -170,44 +178,68 @@ async function selectRow(dc, buffer, rowIndex, p) {
 }
 
 // The fallback: reads the whole row, and counts it (with its reason) in
-// `info` and the totals.
+// `info` and the totals as soon as it is read.
 async function readFallback(dc, buffer, rowIndex, info, reason) {
   const { totals } = dc;
-  const full = await dc.gpu.readFullRow(buffer, rowIndex);
-  info.bytesRead += full.bytes;
   info.fallback = reason;
   info.path = 'full readback';
   totals.fallbacks += 1;
   totals.fallbackReasons[reason] = (totals.fallbackReasons[reason] ?? 0) + 1;
+  const full = await dc.gpu.readFullRow(buffer, rowIndex);
+  info.bytesRead += full.bytes;
+  totals.bytesRead += full.bytes;
+  dc.checkAlive();
   return full.row;
+}
+
+// The CPU's own checks of the options for a row of `vocab`, before any GPU
+// work: the call `cpu` on the scratch row (all -Infinity) throws the error
+// the call would throw on any row (type and message), or, options valid,
+// the row's own complaint, which comes after every option check.
+const ALL_BANNED = 'logits: every token is banned (all -Infinity)';
+function checkOptionsAsCpu(cx, o, cpu) {
+  try {
+    cpu(cx.row, o);
+  } catch (e) {
+    if (e instanceof RangeError && e.message === ALL_BANNED) return;
+    throw e;
+  }
 }
 
 // One row: select on the GPU, plan, then run `cpu(row, options)` on the
 // candidate row (or on the full row after a fallback). dc: the decoder's
-// { bd, cx (host scratch), gpu (its selector), totals }.
+// { bd, cx (host scratch), gpu (its selector), totals, checkAlive,
+// rowBytes }. Bytes count in the totals when read, whatever happens next.
 async function runRow(dc, buffer, rowIndex, o, history, cpu, allowRewrite, isSample) {
   const { cx, totals } = dc;
+  // A mirostat sampler's options were checked at its creation (its CPU
+  // sampler carries state a call would change).
+  if (allowRewrite) checkOptionsAsCpu(cx, o, cpu);
   const p = prepareCall(dc, o, history);
-  const sel = await selectRow(dc, buffer, rowIndex, p);
-  const d = plan(o, p.chain, p.configured, p.acting, p.greedy, sel, isSample, cx.maxCandidates);
-  const info = {
-    bytesRead: sel.bytes, fallback: null, path: d.reason, candidates: sel.m,
-    rowPasses: 2 + sel.levels, dispatches: 19,
-  };
-  const call = { nListed: p.ids.length, chain: p.chain, greedy: p.greedy, history, allowRewrite, isSample };
-  const { result: onCandidates = null, reason } = answer(cx, d, o, sel, cpu, call);
-  let result = onCandidates;
-  let fullRow = null;
-  if (result !== null) {
-    info.path = reason;
-    if (!d.complete && isSample && (o.logprobs || o.top_logprobs)) patchRaw(cx, result, sel, p.ids.length, o.top_logprobs ?? 0);
+  // (A full readback without a selection makes no pass over the row.)
+  const info = { bytesRead: 0, fallback: null, path: null, candidates: 0, rowPasses: 0, dispatches: 0 };
+  let result = null, fullRow = null;
+  // The selection never reads back more than the row itself.
+  if (dc.gpu.selectionBytes(p.ids.length) >= dc.rowBytes) {
+    fullRow = await readFallback(dc, buffer, rowIndex, info, 'the selection reads more than the row');
   } else {
-    fullRow = await readFallback(dc, buffer, rowIndex, info, reason);
+    const sel = await selectRow(dc, buffer, rowIndex, p);
+    info.bytesRead = sel.bytes;
+    totals.bytesRead += sel.bytes;
+    dc.checkAlive();
+    Object.assign(info, { candidates: sel.m, rowPasses: 2 + sel.levels, dispatches: 19 });
+    const d = plan(o, p.chain, p.configured, p.acting, p.greedy, sel, isSample, cx.maxCandidates);
+    info.path = d.reason;
+    const call = { nListed: p.ids.length, chain: p.chain, greedy: p.greedy, history, allowRewrite, isSample };
+    const { result: onCandidates = null, reason } = answer(cx, d, o, sel, cpu, call);
+    result = onCandidates;
+    if (result !== null) {
+      info.path = reason;
+      if (!d.complete && isSample && (o.logprobs || o.top_logprobs)) patchRaw(cx, result, sel, p.ids.length, o.top_logprobs ?? 0);
+    } else {
+      fullRow = await readFallback(dc, buffer, rowIndex, info, reason);
+    }
   }
-  // Counted before a fallback's CPU call, which may throw (bad options, a
-  // NaN in the row): its fallback and readback happened.
-  totals.calls += 1;
-  totals.bytesRead += info.bytesRead;
   if (result === null) result = cpu(fullRow, o);
   result.gpu = info;
   return result;
@@ -226,26 +258,36 @@ export function createGpuDecoder(bd, device, config) {
   const cx = createScratch(bd, vocab, M);
   const gpu = createSelector(device, U, cx, dtype);
   const totals = { calls: 0, fallbacks: 0, bytesRead: 0, fallbackReasons: {} };
-  const dc = { bd, cx, gpu, totals };
   const serial = createSerialQueue();
   let disposed = false;
+  // A call in flight when dispose() comes ends with the error of the calls
+  // queued after it (its GPU work is left to finish: the resources go once
+  // every queued call has ended).
+  const checkAlive = () => {
+    if (disposed) throw new TypeError('this GPU decoder was disposed');
+  };
+  const dc = { bd, cx, gpu, totals, checkAlive, rowBytes: vocab * elemBytes };
+  // Every call counts, whether it throws or not.
+  const countCall = () => { totals.calls += 1; };
 
   const checkBuffer = (buffer, rowIndex) => {
-    if (disposed) throw new TypeError('this GPU decoder was disposed');
+    checkAlive();
     checkRowBuffer(U, buffer, rowIndex, { vocab, elemBytes, dtype });
   };
   const runRowOf = (...args) => runRow(dc, ...args);
 
   const GpuSampler = defineGpuSampler({
-    bd, vocab, owner: () => api, isDisposed: () => disposed, serial, checkBuffer, runRow: runRowOf,
+    bd, vocab, owner: () => api, isDisposed: () => disposed, serial, checkBuffer, countCall, runRow: runRowOf,
   });
 
   async function decodeNow(buffer, options, rowIndex) {
+    countCall();
     checkBuffer(buffer, rowIndex);
     const o = checkOptions(options);
     return runRowOf(buffer, rowIndex, o, o.history, (x, oo) => bd.decode(x, oo), true, false);
   }
   async function sampleNow(buffer, options, rowIndex) {
+    countCall();
     checkBuffer(buffer, rowIndex);
     const o = checkOptions(options);
     return runRowOf(buffer, rowIndex, o, o.history, (x, oo) => bd.sample(x, oo), true, true);
@@ -273,10 +315,14 @@ export function createGpuDecoder(bd, device, config) {
     get stats() { return { ...totals, fallbackReasons: { ...totals.fallbackReasons } }; },
     /** Bytes one call reads back on the candidate path (at most). */
     get candidateReadbackBytes() { return gpu.candidateReadbackBytes; },
+    /**
+     * Frees the GPU resources once the calls already made have ended; those
+     * not yet answered reject with a TypeError, as any call made after it.
+     */
     dispose() {
       if (disposed) return;
       disposed = true;
-      gpu.destroy();
+      serial(() => gpu.destroy()).catch(() => {});
     },
   };
   return api;

@@ -24,3 +24,20 @@ export function f16ToF32(h) {
   if (e === 31) return f ? NaN : s * Infinity;
   return s * (1 + f / 1024) * 2 ** (e - 15);
 }
+
+// float32 neighbours, for logits the CPU will read as floats.
+const stepWord = new Uint32Array(1), stepFloat = new Float32Array(stepWord.buffer);
+export const FLT_MAX = 3.4028234663852886e38;
+/** The largest float32 strictly below the float32 x (x finite, > -FLT_MAX). */
+export function floatBelow(x) {
+  if (x === 0) return -1.401298464324817e-45;
+  stepFloat[0] = x;
+  stepWord[0] += x > 0 ? -1 : 1;
+  return stepFloat[0];
+}
+/** The largest float32 at or below x (x a float64; -Infinity below -FLT_MAX). */
+export function floatAtMost(x) {
+  if (!(x >= -FLT_MAX)) return -Infinity;
+  const f = Math.fround(x);
+  return f > x ? (f === -FLT_MAX ? -Infinity : floatBelow(f)) : f;
+}

@@ -95,6 +95,8 @@ function createBinder(device, layout, buffers, { vocab, elemBytes }) {
   buffers.onGrow = () => { bindGroups = new WeakMap(); };
   const offsetAlign = device.limits?.minStorageBufferOffsetAlignment ?? 256;
   return {
+    /** Drops the bind groups of `buffer` (one that failed is never reused). */
+    forget(buffer) { bindGroups.delete(buffer); },
     rowWindow(rowIndex) {
       const start = rowIndex * vocab * elemBytes;
       const offset = Math.floor(start / offsetAlign) * offsetAlign;
@@ -152,11 +154,25 @@ function createDispatcher(device, P, buffers, binder, { vocab, nWg, M }) {
   return { writeParams, encode };
 }
 
+// A WebGPU validation error about the caller's logits buffer, as a
+// TypeError naming the cause where the message shows it (Chromium's Dawn
+// names the device a buffer belongs to, and a destroyed buffer).
+function bufferError(gpuError) {
+  const m = gpuError.message;
+  const cause = /destroyed/i.test(m) ? 'it was destroyed'
+    : /associated with|cannot be used with|device/i.test(m) ? 'it belongs to another GPUDevice'
+      : 'WebGPU refused it';
+  return new TypeError(`logits GPUBuffer cannot be used (${cause}): WebGPU: ${m}`);
+}
+
 // Runs encode() inside a validation error scope. The scope is popped
 // whatever happens: a throw in encode() (a buffer-like object that is no
 // GPUBuffer) must not leave it pushed, where it would swallow the device's
-// later validation errors, the caller's own.
-async function encodeChecked(device, encode) {
+// later validation errors, the caller's own. A validation error there comes
+// from the caller's buffer (the decoder's own are valid while it lives):
+// `onError` runs (the binder forgets the buffer's bind groups, so the next
+// call meets the same cause again), and the error names it.
+async function encodeChecked(device, encode, onError = () => {}) {
   device.pushErrorScope('validation');
   let thrown = null;
   try {
@@ -165,8 +181,9 @@ async function encodeChecked(device, encode) {
     thrown = e;
   }
   const gpuError = await device.popErrorScope();
+  if (thrown || gpuError) onError();
   if (thrown) throw thrown;
-  if (gpuError) throw new Error(`WebGPU: ${gpuError.message}`);
+  if (gpuError) throw bufferError(gpuError);
 }
 
 // The fallback's reader: the whole row, into a Float32Array (its staging
@@ -185,9 +202,11 @@ function createFullRowReader(device, U, { vocab, elemBytes, dtype }) {
     // Copies need 4-byte alignment: an f16 row may start mid-word.
     const start = Math.floor((rowIndex * bytes) / 4) * 4, shift = rowIndex * bytes - start;
     const size = Math.min(Math.ceil((shift + bytes) / 4) * 4, buffer.size - start);
-    const enc = device.createCommandEncoder();
-    enc.copyBufferToBuffer(buffer, start, fullStaging, 0, size);
-    device.queue.submit([enc.finish()]);
+    await encodeChecked(device, () => {
+      const enc = device.createCommandEncoder();
+      enc.copyBufferToBuffer(buffer, start, fullStaging, 0, size);
+      device.queue.submit([enc.finish()]);
+    });
     await fullStaging.mapAsync(globalThis.GPUMapMode.READ, 0, size);
     const mapped = fullStaging.getMappedRange(0, size);
     if (dtype === 'f32') fullRow.set(new Float32Array(mapped, 0, vocab));
@@ -235,7 +254,7 @@ export function createSelector(device, U, cx, dtype) {
     dispatcher.writeParams(win, nListed, scale, scalePow);
     const partialBytes = nWg * kPartialWords * 4;
     const outWords = 2 * M + nListed;
-    await encodeChecked(device, () => dispatcher.encode(buffer, win, partialBytes, outWords));
+    await encodeChecked(device, () => dispatcher.encode(buffer, win, partialBytes, outWords), () => binder.forget(buffer));
     const bytes = kCtlWords * 4 + partialBytes + outWords * 4;
     const { staging } = buffers;
     await staging.mapAsync(globalThis.GPUMapMode.READ, 0, bytes);
@@ -251,6 +270,8 @@ export function createSelector(device, U, cx, dtype) {
     readFullRow: fullRowReader.readFullRow,
     /** Bytes one call reads back on the candidate path (at most). */
     candidateReadbackBytes: (kCtlWords + nWg * kPartialWords + 2 * M) * 4,
+    /** Bytes select() reads back with nListed listed ids. */
+    selectionBytes: (nListed) => (kCtlWords + nWg * kPartialWords + 2 * M + nListed) * 4,
     destroy() {
       const { params, ctl, hist, partials, listed, out, staging } = buffers;
       for (const b of [params, ctl, hist, partials, listed, out, staging]) b?.destroy();

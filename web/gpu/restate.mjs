@@ -5,7 +5,7 @@
 // { bd, vocab, maxCandidates, candIds, candLogits, listedIds, listedVals,
 //   listedSet, row, order, phantomIds }.
 import { randomSeed64, uniformDraw } from '../src/rng.js';
-import { byKey } from './numbers.mjs';
+import { FLT_MAX, byKey, floatAtMost, floatBelow } from './numbers.mjs';
 import { prefixOptions } from './planning.mjs';
 
 // Relative margin on top-p's mass target: the GPU's normaliser and the CPU's
@@ -38,43 +38,78 @@ export function clearRow(cx, n, listedN, sorted) {
   for (let i = 0; i < listedN; i++) cx.row[cx.listedIds[i]] = -Infinity;
 }
 
-// Phantoms: n equal logits l < lMin in free slots of the row, carrying the
-// tail mass `mass` (relative to exp((max - max) / temp) = 1); null when they
-// do not fit the free slots.
-function phantomsFor(mass, { max, lMin, temp, slots }) {
-  if (!(mass > 0)) return { n: 0, l: 0, mass: 0 };
-  const eMin = Math.exp((lMin - max) / temp);
-  let n = Math.ceil(mass / eMin) + 1;
-  for (let tries = 0; tries < 8 && n <= slots; tries++, n *= 2) {
-    const l = Math.fround(max + temp * Math.log(mass / n));
-    if (l < lMin && l > -3.4e38) return { n, l, mass: n * Math.exp((l - max) / temp) };
+// Phantoms: logits below every candidate, in free slots of the row (ids
+// that hold no candidate and no listed id), carrying the tail mass `target`
+// (relative to exp((max - max) / temp) = 1). They come in levels: n_j copies
+// of the float l_j, each level the largest float below the lowest candidate
+// whose term fits what is left, so the placed mass, recomputed from the
+// rounded logits as the CPU reads them, is the target within
+// kPlaceTolerance Z (a float logit near 1e6 is 1/16 apart: one level alone
+// can miss by several percent). Returns { levels, n, mass } or { fail }:
+// 'slots' (more phantoms than free slots) or 'rounding' (the floats below
+// the lowest candidate cannot carry it: an underflowing temperature).
+const kPlaceTolerance = 1e-8;
+const kMaxLevels = 64;
+function phantomsFor(target, { max, lMin, temp, slots, tol }) {
+  const levels = [];
+  let left = target, n = 0;
+  const top = floatBelow(lMin);
+  const term = (l) => Math.exp((l - max) / temp);
+  for (let i = 0; i < kMaxLevels && left > tol; i++) {
+    let l = Math.min(floatAtMost(max + temp * Math.log(left)), top);
+    // exp's rounding may put the term a hair above what is left.
+    for (let s = 0; s < 4 && l > -FLT_MAX && term(l) > left; s++) l = floatBelow(l);
+    const e = term(l);
+    if (!(l > -FLT_MAX) || !(e > 0) || e > left) break;
+    const copies = Math.floor(left / e);
+    if (n + copies > slots) return { fail: 'slots' };
+    levels.push({ l, n: copies });
+    n += copies;
+    left -= copies * e;
   }
-  return null;
+  let mass = 0;
+  for (const { l, n: copies } of levels) mass += copies * term(l);
+  if (!(Math.abs(mass - target) <= tol)) return { fail: 'rounding' };
+  return { levels, n, mass };
 }
-// The phantoms for the tail mass moved by -kMassMargin Z, +kMassMargin Z and not at all.
+// The phantoms for the tail mass moved by -kMassMargin Z, +kMassMargin Z and
+// not at all; { fail } where one of them cannot be placed. The placed masses
+// keep their order and bracket the tail by the margin less the tolerance.
 function phantomRange(tail, Z, at) {
-  const lower = phantomsFor(Math.max(tail - kMassMargin * Z, 0), at);
-  const upper = phantomsFor(tail + kMassMargin * Z, at);
-  const mid = phantomsFor(tail, at);
-  return lower && upper && mid ? { lower, upper, mid } : null;
+  const with_ = (target) => phantomsFor(target, { ...at, tol: kPlaceTolerance * Z });
+  const lower = with_(Math.max(tail - kMassMargin * Z, 0));
+  const upper = with_(tail + kMassMargin * Z);
+  const mid = with_(tail);
+  const failed = [lower, upper, mid].find((x) => x.fail);
+  if (failed) return { fail: failed.fail };
+  if (!(lower.mass <= mid.mass && mid.mass <= upper.mass)) return { fail: 'rounding' };
+  return { lower, upper, mid };
 }
+const phantomReason = (what, fail) => (fail === 'slots'
+  ? `${what} tail mass does not fit the free slots` : `${what} tail mass not carried by float phantoms`);
+// Puts the phantoms ph into the free slots (ids holding -Infinity that are
+// not listed); returns false where fewer slots were free than counted.
 function placePhantoms(cx, ph) {
   if (cx.phantomIds === null) cx.phantomIds = new Int32Array(cx.vocab);
-  let placed = 0;
-  for (let id = 0; id < cx.vocab && placed < ph.n; id++) {
+  let placed = 0, level = 0, inLevel = 0;
+  for (let id = 0; id < cx.vocab && level < ph.levels.length; id++) {
     if (cx.row[id] !== -Infinity || cx.listedSet.has(id)) continue;
-    cx.row[id] = ph.l;
+    cx.row[id] = ph.levels[level].l;
     cx.phantomIds[placed++] = id;
+    if (++inLevel === ph.levels[level].n) { level++; inLevel = 0; }
   }
   ph.placed = placed;
+  return placed === ph.n;
 }
 function clearPhantoms(cx, ph) {
   for (let i = 0; i < ph.placed; i++) cx.row[cx.phantomIds[i]] = -Infinity;
 }
 // fn() on the row with the phantoms ph in place.
 function withPhantoms(cx, ph, fn) {
-  placePhantoms(cx, ph);
-  try { return fn(); } finally { clearPhantoms(cx, ph); }
+  try {
+    if (!placePhantoms(cx, ph)) throw new Error(`GPU decoder: ${ph.n} phantoms, ${ph.placed} free slots`);
+    return fn();
+  } finally { clearPhantoms(cx, ph); }
 }
 
 /**
@@ -146,7 +181,7 @@ export function editedTopPCall(cx, o, temp, sel, cpu, plan) {
   }
   const Z = sel.z, tail = Math.max(Z - zSel, 0);
   const ph = phantomRange(tail, Z, { max: sel.max, lMin: sel.min, temp, slots: cx.vocab - m - nListed });
-  if (!ph) return { reason: 'top_p tail mass does not fit the free slots' };
+  if (ph.fail) return { reason: phantomReason('top_p', ph.fail) };
   const prefix = prefixOptions(o, plan.chain, 'top_p', plan.greedy, plan.history);
   const lowest = candIds[last];
   fillRow(cx, m, nListed, null);
@@ -173,7 +208,9 @@ function tailObjective(result, b, at) {
   const Z = sel.z;
   const zP = zU + mid.mass;
   const tailPow = sel.tailPow * Math.exp((alpha * (sel.threshold - max)) / temp) / Z ** alpha;
-  const phantomPow = mid.n * Math.exp((alpha * (mid.l - max)) / temp) / zP ** alpha;
+  let phantomPow = 0;
+  for (const { l, n } of mid.levels) phantomPow += n * Math.exp((alpha * (l - max)) / temp);
+  phantomPow /= zP ** alpha;
   const c = b.divergence === 'dual' ? 1 / (alpha * (alpha - 1)) : 1 / alpha;
   result.objective += c * (tailPow - phantomPow);
 }
@@ -224,8 +261,10 @@ export function bregmanCall(cx, o, temp, sel, cpu, isSample) {
   let zU = 0;
   for (let i = 0; i < m; i++) zU += Math.exp((candLogits[sorted[i]] - max) / temp);
   const tail = Math.max(sel.z - zU, 0);
-  const ph = phantomRange(tail, sel.z, { max, lMin: candLogits[sorted[m - 1]], temp, slots: cx.vocab - m });
-  if (!ph) return { reason: 'Bregman tail mass does not fit the free slots' };
+  // The free slots: neither a candidate nor a listed id (a banned one).
+  const slots = cx.vocab - m - cx.listedSet.size;
+  const ph = phantomRange(tail, sel.z, { max, lMin: candLogits[sorted[m - 1]], temp, slots });
+  if (ph.fail) return { reason: phantomReason('Bregman', ph.fail) };
   fillRow(cx, m, 0, null);
   try {
     const kWith = (p) => withPhantoms(cx, p, () => cx.bd.decode(cx.row, o).k);

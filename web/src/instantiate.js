@@ -52,3 +52,23 @@ export function checkLoadOptions(init) {
   }
   return out;
 }
+
+/**
+ * load()'s error when the module fails to instantiate, naming the cause where
+ * it is known: a Content Security Policy that forbids WebAssembly compilation
+ * (the page needs `script-src 'wasm-unsafe-eval'`, nothing more), else a
+ * module that could not be fetched or compiled. `from` says where the bytes
+ * came from; `early` holds the module's own messages; `advice` ends the
+ * message of a module not fetched or compiled (what to do).
+ */
+export function browserLoadError(e, early, from, advice = '. Serve the .wasm with the module, or pass ' +
+  "load({ wasmBinary }) or load({ locateFile }); in Node import 'bregman-decoders' (its entry embeds the .wasm)") {
+  const said = [String(e?.message ?? e), ...early].join('\n');
+  const detail = (early.length ? ` (${early.slice(-3).join('; ')})` : '');
+  if (e?.name === 'EvalError' || /Content Security Policy|unsafe-eval/i.test(said)) {
+    return new Error('bregman-decoders: the page\'s Content Security Policy blocks WebAssembly: ' +
+      "add 'wasm-unsafe-eval' to its script-src (the package needs nothing more: no 'unsafe-eval'); " +
+      `${e?.message ?? e}${detail}`);
+  }
+  return new Error(`bregman-decoders: could not instantiate ${from}: ${e?.message ?? e}${detail}${advice}`);
+}

@@ -39,10 +39,28 @@ function checkOptionsObject(options, known) {
   }
 }
 
+// The slot values of the 'choice' options (src/option_slots.h,
+// OptionKind::kChoice), by the JS value given.
+const CHOICES = { p_less: new Map([[false, 0], [true, 1], ['norm', 2]]) };
+
+function choiceValue(name, v) {
+  const values = CHOICES[name];
+  if (values.has(v)) return values.get(v);
+  const allowed = [...values.keys()].map((k) => (typeof k === 'string' ? `'${k}'` : String(k))).join(', ');
+  if (typeof v !== 'boolean' && typeof v !== 'string') {
+    throw new TypeError(`${name} must be one of ${allowed}, got ${typeof v}`);
+  }
+  throw new RangeError(`${name} must be one of ${allowed}, got ${typeof v === 'string' ? `'${v}'` : v}`);
+}
+
 function writeScalars(slots, o, scalars) {
   for (const [name, slot, kind, lowest] of scalars) {
     const v = o[name];
     if (v === undefined) continue;
+    if (kind === 'choice') {
+      slots[slot] = choiceValue(name, v);
+      continue;
+    }
     slots[slot] = kind === 'int' ? checkInteger(name, v) : checkNumber(name, v);
     // The core reads integer options as int32, clamped: its message for a
     // value below that range would show -2147483648, not the value given.
