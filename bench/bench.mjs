@@ -9,6 +9,7 @@
 //   npm run bench                      V in {32000, 128256, 151936, 262144}
 //   npm run bench -- --quick           V = 32000, fewer repetitions
 //   npm run bench -- --sizes 4096 --out /tmp/r.json --no-browser --no-native
+//   npm run bench -- --sizes 262144 --mask-only --out /tmp/m.json   (allowed_mask's cost alone)
 //   npm run bench -- --sizes 262144 --only p_less,top_h_0.4 --no-browser  (those configurations only)
 //
 // Every configuration is also checked: the library's greedy / top-k 1 token
@@ -68,6 +69,28 @@ for (const V of SIZES) {
 }
 
 const bd = await load();
+
+// ---- allowed_mask's cost at TARGET_V (bench/targets.mjs): each MASK_CONFIGS
+// call plain and with a mask, round-robin. --mask-only runs this alone.
+const PAIRED_ROUNDS = quick ? 5 : 21;
+const pairedRows = rows.filter((r) => r.V === TARGET_V);
+const maskPaired = {};
+const maskChecks = [];
+for (const row of pairedRows) {
+  log(`allowed_mask rounds ${row.id} ...`);
+  const m = await suite.maskRatios({ bd, row, rounds: PAIRED_ROUNDS });
+  maskPaired[row.id] = m.ratios;
+  maskChecks.push(...m.checks);
+}
+if (flag('--mask-only')) {
+  const configs = suite.configs().map((c) => ({ id: c.id, label: c.label }));
+  writeFileSync(OUT, `${JSON.stringify({ schema: 1, generated: new Date().toISOString(), configs, results: [],
+    checks: maskChecks, paired: { V: TARGET_V, rounds: PAIRED_ROUNDS, mask: maskPaired } }, null, 1)}\n`);
+  console.log(JSON.stringify(maskPaired, null, 1));
+  const failed = maskChecks.filter((c) => !c.ok);
+  console.log(`${maskChecks.length} checks, ${failed.length} failed; wrote ${OUT}`);
+  process.exit(failed.length ? 1 : 0);
+}
 const floor = await suite.loadFloor(readFileSync(join(root, 'build-wasm/bench/floor.wasm')));
 const T = await import('@huggingface/transformers');
 
@@ -123,15 +146,13 @@ phase('rows and calibration');
 log('node ...');
 const node = await suite.runEnvironment({ env: 'node', bd, floor, T, rows, lambdas, timing, log });
 const results = [...node.results];
-const checks = [...node.checks];
+const checks = [...node.checks, ...maskChecks];
 phase('node');
 
 // ---- the targets' ratios from interleaved rounds (bench/targets.mjs): at
 // the targets' V (TARGET_V), every configuration and both floors round-robin, in Node and
 // natively; each ratio the median of the rounds' own ratios.
-const PAIRED_ROUNDS = quick ? 5 : 21;
-const pairedRows = rows.filter((r) => r.V === TARGET_V);
-const paired = { V: TARGET_V, rounds: PAIRED_ROUNDS, node: {}, native: {} };
+const paired = { V: TARGET_V, rounds: PAIRED_ROUNDS, node: {}, native: {}, mask: maskPaired };
 for (const row of pairedRows) {
   log(`node rounds ${row.id} ...`);
   paired.node[row.id] = await suite.pairedEnvironment({ bd, floor, row, lambdas, rounds: PAIRED_ROUNDS });

@@ -444,6 +444,81 @@ export async function pairedEnvironment({ bd, floor, row, lambdas, rounds }) {
   return pairedRatios(Object.fromEntries(ids.map((id, i) => [id, t[i]])));
 }
 
+// ---------------------------------------------------------------- allowed_mask
+
+// A grammar's packed token mask (XGrammar's layout: bit t % 32 of word t / 32
+// set = token t allowed) allowing `share` of the V tokens, at random ids
+// (seeded), always including the row's most probable token (a grammar that
+// allows a share of the vocabulary rarely bans the model's favourite; the
+// bench measures the mask, not a draw from a near-empty head).
+export function makeMask(row, share, seed) {
+  const V = row.length;
+  const rand = rng(seed);
+  const mask = new Uint32Array(Math.ceil(V / 32));
+  for (let t = 0; t < V; t++) if (rand() < share) mask[t >>> 5] |= 1 << (t & 31);
+  let best = 0;
+  for (let t = 1; t < V; t++) if (row[t] > row[best]) best = t;
+  mask[best >>> 5] |= 1 << (best & 31);
+  return mask;
+}
+
+// The configurations and shares allowed_mask is timed with (bench/targets.mjs:
+// each within 1.2x of the same call without the mask).
+export const MASK_SHARES = [0.05, 0.5];
+export const MASK_CONFIGS = ['greedy', 'sample', 'top_k_40', 'top_k_40_top_p_0.9', 'top_p_0.9', 'min_p_0.05',
+  'default_chain'];
+
+// allowed_mask's cost on one row: every MASK_CONFIGS configuration plain,
+// and for each share with the mask, with the same set as allowed_tokens, and
+// plain on the row with the disallowed logits already -Infinity (the same
+// decode with no mask to apply), round-robin (roundRobin). Per configuration
+// and share, the medians over rounds of each one's ms over the plain call's
+// (allowed_mask, allowed_tokens) and of the mask's over the pre-masked row's
+// (allowed_mask_vs_premasked) in the same round. Also checks that the mask
+// and allowed_tokens draw the same token.
+export async function maskRatios({ bd, row, rounds }) {
+  const data = row.data;
+  const byId = Object.fromEntries(configs().map((c) => [c.id, c]));
+  const ids = [], cases = [], checks = [];
+  // (A run filtered by --only times the mask with the configurations it keeps.)
+  const timed = MASK_CONFIGS.filter((id) => byId[id] !== undefined);
+  for (const id of timed) {
+    const plain = { ...byId[id].options, seed: SEED, step: STEP };
+    ids.push(`${id}`);
+    cases.push(() => bd.sample(data, plain));
+    MASK_SHARES.forEach((share, i) => {
+      const allowed_mask = makeMask(data, share, row.V * 31 + i);
+      const allowed_tokens = [];
+      const premasked = data.slice();
+      for (let t = 0; t < data.length; t++) {
+        if ((allowed_mask[t >>> 5] >>> (t & 31)) & 1) allowed_tokens.push(t);
+        else premasked[t] = -Infinity;
+      }
+      const masked = { ...plain, allowed_mask }, listed = { ...plain, allowed_tokens: Int32Array.from(allowed_tokens) };
+      const a = bd.sample(data, masked), b = bd.sample(data, listed), c = bd.sample(premasked, plain);
+      checks.push({ env: 'node', row: row.id, config: `${id}+allowed_mask_${share}`, impl: 'wasm', ref: 'allowed_tokens',
+        what: 'token', ok: a.token === b.token && a.k === b.k && a.token === c.token, got: a.token, want: b.token });
+      ids.push(`${id}|mask|${share}`, `${id}|list|${share}`, `${id}|premasked|${share}`);
+      cases.push(() => bd.sample(data, masked), () => bd.sample(data, listed), () => bd.sample(premasked, plain));
+    });
+  }
+  const t = await roundRobin(cases, rounds);
+  const times = Object.fromEntries(ids.map((id, i) => [id, t[i]]));
+  const ratio = (num, den) => Number(median(num.map((x, r) => x / den[r])).toFixed(4));
+  const ratios = {};
+  for (const id of timed) {
+    ratios[id] = {};
+    for (const share of MASK_SHARES) {
+      const of = (kind) => times[`${id}|${kind}|${share}`];
+      ratios[id][share] = { allowed_mask: ratio(of('mask'), times[id]), allowed_tokens: ratio(of('list'), times[id]),
+        allowed_mask_vs_premasked: ratio(of('mask'), of('premasked')),
+        plain_ms: Number(median(times[id]).toFixed(4)), mask_ms: Number(median(of('mask')).toFixed(4)),
+        premasked_ms: Number(median(of('premasked')).toFixed(4)) };
+    }
+  }
+  return { ratios, checks };
+}
+
 // ---------------------------------------------------------------- one environment
 
 // Is `token` the inverse-CDF draw of u from softmax(row) walked in `order`

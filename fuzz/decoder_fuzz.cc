@@ -204,7 +204,8 @@ void FillOptions(FuzzedDataProvider& in, Block& b, size_t vocab) {
       {bd::kSlot_BIAS_OFFSET, bd::kSlot_BIAS_LENGTH},
       {bd::kSlot_BANNED_OFFSET, bd::kSlot_BANNED_LENGTH},
       {bd::kSlot_ALLOWED_OFFSET, bd::kSlot_ALLOWED_LENGTH},
-      {bd::kSlot_BREAKERS_OFFSET, bd::kSlot_BREAKERS_LENGTH}};
+      {bd::kSlot_BREAKERS_OFFSET, bd::kSlot_BREAKERS_LENGTH},
+      {bd::kSlot_ALLOWED_MASK_OFFSET, bd::kSlot_ALLOWED_MASK_LENGTH}};
   for (const auto& l : kLists) {
     if (!in.ConsumeBool()) continue;
     b.slots[l[0]] = in.ConsumeIntegralInRange<size_t>(0, n_aux + 2);  // past the end: clamped

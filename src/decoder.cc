@@ -18,6 +18,7 @@
 #include "kernels/threshold.h"
 #include "rng.h"
 #include "size_limits.h"
+#include "stages/registry.h"
 #include "stages/stages.h"
 
 namespace bd {
@@ -42,6 +43,52 @@ StatusCode Decoder::Validate(const DecodeOptions& o) {
   return StatusCode::kOk;
 }
 
+namespace {
+
+// Whether the packed mask (allowed_mask) is applied in the row's first scan
+// (MaskRow instead of ScanRow): the logit_bias stage that applies it is the
+// first stage of the chain that acts, so no stage sees the row before it,
+// and no raw log-probability is asked for (those read the unmasked row's
+// maximum and head). The candidates it leaves are the stage's, bit for bit.
+bool MaskInFirstScan(const DecodeOptions& o, bool greedy) {
+  if (o.logit_bias.mask_words == 0 || o.logprobs || o.top_logprobs > 0) return false;
+  const StageId* order = o.order_len ? o.order : kDefaultOrder;
+  const size_t n = o.order_len ? o.order_len : sizeof(kDefaultOrder) / sizeof(kDefaultOrder[0]);
+  for (size_t s = 0; s < n; ++s) {
+    if (order[s] == StageId::kLogitBias) return true;
+    if (order[s] < StageId::kCount && Stage(order[s]).acts(o, greedy)) return false;
+  }
+  return false;
+}
+
+// The one fused pass over the caller's row: max, NaN, finite count and the
+// block maxima every later threshold pass uses to skip blocks; with a mask
+// (MaskInFirstScan) also the masked copy in `copy`, whose statistics it
+// returns. Returns the row's error, or null.
+const char* FirstScan(const float* logits, size_t vocab, const uint32_t* mask, float* copy,
+                      float* block_max, RowScan* scan) {
+  bool nan, pos_inf;
+  size_t finite;
+  if (mask != nullptr) {
+    const MaskedRowScan m = MaskRow(logits, mask, copy, vocab, block_max);
+    *scan = m.masked;
+    nan = m.raw_has_nan;
+    pos_inf = m.raw_has_pos_inf;
+    finite = m.raw_finite;
+  } else {
+    *scan = ScanRow(logits, vocab, block_max);
+    nan = scan->has_nan;
+    pos_inf = scan->max == INFINITY;
+    finite = scan->finite;
+  }
+  if (nan) return "logits contains NaN";
+  if (pos_inf) return "logits contains +Infinity";
+  if (finite == 0) return "logits: every token is banned (all -Infinity)";
+  return nullptr;
+}
+
+}  // namespace
+
 StatusCode Decoder::RunChain(bool sampling, const float* logits, size_t vocab,
                              const DecodeOptions& o,
                              const SamplerState* state, uint64_t step, Candidates& c,
@@ -52,15 +99,13 @@ StatusCode Decoder::RunChain(bool sampling, const float* logits, size_t vocab,
   if (const StatusCode s = Validate(o); s != StatusCode::kOk) return s;
   if (const StatusCode s = ValidateForRow(o, vocab, state); s != StatusCode::kOk) return s;
   ws_.Reserve(vocab);
-  // The one fused pass over the caller's row: max, NaN, finite count and the
-  // block maxima every later threshold pass uses to skip blocks.
-  const RowScan scan = ScanRow(logits, vocab, ws_.block_max.data());
-  if (scan.has_nan) return Fail(StatusCode::kRangeError, "logits contains NaN");
-  if (scan.max == INFINITY)
-    return Fail(StatusCode::kRangeError, "logits contains +Infinity");
-  if (scan.max == -INFINITY)
-    return Fail(StatusCode::kRangeError,
-                "logits: every token is banned (all -Infinity)");
+  // Greedy at 0, and where 1/T would overflow float (the limit is greedy).
+  const bool greedy = o.temperature == 0.0f || !std::isfinite(1.0f / o.temperature);
+  const bool premask = MaskInFirstScan(o, greedy);
+  RowScan scan;
+  if (const char* e = FirstScan(logits, vocab, premask ? o.logit_bias.mask : nullptr,
+                                ws_.row.data(), ws_.block_max.data(), &scan))
+    return Fail(StatusCode::kRangeError, "%s", e);
   for (size_t i = 0; i < o.logit_bias.n; ++i) {
     if (o.logit_bias.ids[i] < 0 || static_cast<size_t>(o.logit_bias.ids[i]) >= vocab)
       return Fail(StatusCode::kRangeError, "logit_bias: token id %d is outside [0, %zu)",
@@ -69,11 +114,12 @@ StatusCode Decoder::RunChain(bool sampling, const float* logits, size_t vocab,
 
   // No copy: the stages read the caller's row; the first stage that edits it
   // (penalties, biases, bans, XTC) copies it into the workspace (MutableRow).
+  // A mask applied in the first scan left the masked copy there.
   auto fresh = [&]() {
     c = Candidates{};
-    c.row = const_cast<float*>(logits);
+    c.row = premask ? ws_.row.data() : const_cast<float*>(logits);
     c.own_row = ws_.row.data();
-    c.row_borrowed = true;
+    c.row_borrowed = !premask;
     c.vocab = vocab;
     c.row_max = scan.max;
     c.row_finite = scan.finite;
@@ -83,7 +129,7 @@ StatusCode Decoder::RunChain(bool sampling, const float* logits, size_t vocab,
     c.logits = ws_.logits.data();
   };
   fresh();
-  raw_max_ = scan.max;
+  raw_max_ = scan.max;  // the raw row's: premask never runs with logprobs
   // softmax(logits)'s normaliser costs a SIMD pass: only when asked for.
   raw_log_z_ = (o.logprobs || o.top_logprobs > 0)
                    ? LogF64(ExpSum(logits, vocab, scan.max, 1.0f))
@@ -105,8 +151,6 @@ StatusCode Decoder::RunChain(bool sampling, const float* logits, size_t vocab,
     fresh();
   }
 
-  // Greedy at 0, and where 1/T would overflow float (the limit is greedy).
-  const bool greedy = o.temperature == 0.0f || !std::isfinite(1.0f / o.temperature);
   StageContext ctx;
   ctx.history = state ? state->history() : o.history;
   ctx.history_len = state ? state->history_len() : o.history_len;
@@ -114,8 +158,15 @@ StatusCode Decoder::RunChain(bool sampling, const float* logits, size_t vocab,
   ctx.step = step;
   ctx.want_objective = !sampling;
   ctx.draw_follows = sampling;
+  // The mask applied in the first scan is not applied again.
+  DecodeOptions unmasked;
+  if (premask) {
+    unmasked = o;
+    unmasked.logit_bias.mask = nullptr;
+    unmasked.logit_bias.mask_words = 0;
+  }
   const ChainOutcome outcome =
-      RunStages(c, o, greedy, state ? &state->mirostat() : nullptr, ws_, ctx,
+      RunStages(c, premask ? unmasked : o, greedy, state ? &state->mirostat() : nullptr, ws_, ctx,
                 state ? &state->adaptive_p() : nullptr);
   objective_ = outcome.objective;
   adaptive_p_ran_ = outcome.adaptive_p_ran;
@@ -123,7 +174,7 @@ StatusCode Decoder::RunChain(bool sampling, const float* logits, size_t vocab,
   if (outcome.refused != nullptr) return Fail(StatusCode::kRangeError, "%s", outcome.refused);
   if (c.Count() == 0) {
     return Fail(StatusCode::kRangeError,
-                "every token was removed (logit_bias / banned_tokens / allowed_tokens / "
+                "every token was removed (logit_bias / banned_tokens / allowed_tokens / allowed_mask / "
                 "no_repeat_ngram_size left no candidate, or penalties / DRY took every "
                 "remaining logit to -Infinity)");
   }

@@ -48,6 +48,11 @@ StatusCode Decoder::ValidateForRow(const DecodeOptions& o, size_t vocab,
       return Fail(kRange, "%s: token id %" PRId32 " is outside the vocabulary [0, %zu)", l.name,
                   l.ids[i], vocab);
   }
+  const size_t mask_words = (vocab + 31) / 32;
+  if (o.logit_bias.mask_words > 0 && o.logit_bias.mask_words != mask_words)
+    return Fail(kRange,
+                "allowed_mask: %zu words for a row of %zu tokens; it must hold ceil(%zu / 32) = %zu",
+                o.logit_bias.mask_words, vocab, vocab, mask_words);
   // O(1): the state keeps the largest id it accepted.
   if (state != nullptr && state->history_len() > 0 && state->max_token() >= vocab)
     return Fail(kRange,

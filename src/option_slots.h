@@ -1,7 +1,7 @@
 // Options cross the JS/wasm boundary as one block of doubles in the wasm heap
 // (one HEAPF64.set per call instead of an Embind object walk), plus two aux
 // arrays (int32, float32) for the variable-length inputs: history, logit_bias,
-// banned/allowed tokens, DRY's breakers. The slot list is defined here only;
+// banned/allowed tokens, DRY's breakers, the packed allowed_mask. The slot list is defined here only;
 // the bindings export each index to JS by name (SLOT_<NAME>).
 #pragma once
 
@@ -26,6 +26,7 @@ namespace bd {
   X(STEP_HI) X(STEP_LO) X(HISTORY_OFFSET) X(HISTORY_LENGTH) X(BIAS_OFFSET)     \
   X(BIAS_LENGTH) X(BANNED_OFFSET) X(BANNED_LENGTH) X(ALLOWED_OFFSET)           \
   X(ALLOWED_LENGTH) X(RESTRICT_TO_ALLOWED) X(BREAKERS_OFFSET)                  \
+  X(ALLOWED_MASK_OFFSET) X(ALLOWED_MASK_LENGTH)                                \
   X(BREAKERS_LENGTH) X(ORDER_LENGTH) X(ORDER)
 
 enum OptionSlot : int32_t {
@@ -194,6 +195,10 @@ inline void ReadLists(const double* s, const int32_t* aux_i32, size_t aux_i32_le
   off = Range(s[kSlot_BREAKERS_OFFSET], s[kSlot_BREAKERS_LENGTH], aux_i32_len, &len);
   o.dry.breakers = aux_i32 + off;
   o.dry.n_breakers = len;
+  // allowed_mask: its 32-bit words in the int32 aux (the bits as given).
+  off = Range(s[kSlot_ALLOWED_MASK_OFFSET], s[kSlot_ALLOWED_MASK_LENGTH], aux_i32_len, &len);
+  o.logit_bias.mask = reinterpret_cast<const uint32_t*>(aux_i32 + off);
+  o.logit_bias.mask_words = len;
 }
 
 // The stage order; an id past the registry reads as kCount (skipped).

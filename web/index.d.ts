@@ -101,6 +101,14 @@ export interface DecodeOptions {
   banned_tokens?: TokenIds;
   /** Only these tokens may be produced. */
   allowed_tokens?: TokenIds;
+  /**
+   * Only these tokens may be produced, as a packed bitmask (XGrammar's layout, e.g. web-xgrammar's
+   * `GrammarMatcher.getNextTokenBitmask()`): bit `t % 32` of word `t >> 5` set = token t allowed.
+   * Exactly ceil(vocab / 32) words (else RangeError); bits past vocab in the last word are ignored.
+   * The same result as allowed_tokens with the same set; with allowed_tokens too, both apply (the
+   * intersection).
+   */
+  allowed_mask?: Int32Array | Uint32Array;
   /** The stages to run, in this order (default: `stages`). */
   samplers?: StageName[];
   /** With sample(): also report raw_logprob, log p(token) under softmax(logits) (one more pass over the row). */

@@ -91,6 +91,88 @@ RowScan ScanRowImpl(const float* HWY_RESTRICT row, size_t n, float* HWY_RESTRICT
   return RowScan{m, has_nan, finite_total};
 }
 
+// Bit j of a 32-bit word for lane j: the lanes at offset j of a word read
+// the bits at kLaneBit[j..j + N).
+alignas(64) constexpr uint32_t kLaneBit[32] = {
+    1u << 0,  1u << 1,  1u << 2,  1u << 3,  1u << 4,  1u << 5,  1u << 6,  1u << 7,
+    1u << 8,  1u << 9,  1u << 10, 1u << 11, 1u << 12, 1u << 13, 1u << 14, 1u << 15,
+    1u << 16, 1u << 17, 1u << 18, 1u << 19, 1u << 20, 1u << 21, 1u << 22, 1u << 23,
+    1u << 24, 1u << 25, 1u << 26, 1u << 27, 1u << 28, 1u << 29, 1u << 30, 1u << 31};
+
+// One block [b, end) of MaskRowImpl: returns the masked block's maximum, adds
+// its finite count to *finite and the raw block's checks to *raw.
+template <class D>
+HWY_INLINE float MaskBlock(D d, const float* row, const uint32_t* HWY_RESTRICT mask, float* out,
+                           size_t b, size_t end, size_t* finite, MaskedRowScan* raw) {
+  const hn::RebindToUnsigned<D> du;
+  const size_t N = hn::Lanes(d);  // divides 32 on every target
+  const float kNegInf = -std::numeric_limits<float>::infinity();
+  const auto vneg = hn::Set(d, kNegInf);
+  auto vmax = vneg, vmax1 = vneg;
+  // v - v is +0 for a finite v and NaN for NaN and +-inf: the sum stays 0
+  // exactly while the raw block holds only finite values.
+  auto bad = hn::Zero(d), bad1 = hn::Zero(d);
+  size_t allowed = 0;  // set bits of the whole words read
+  size_t i = b;
+  for (; i + 32 <= end && 2 * N <= 32; i += 32) {
+    const uint32_t w = mask[i / 32];
+    allowed += static_cast<size_t>(__builtin_popcount(w));
+    const auto word = hn::Set(du, w);
+    for (size_t j = 0; j < 32; j += 2 * N) {
+      const auto r0 = hn::LoadU(d, row + i + j), r1 = hn::LoadU(d, row + i + j + N);
+      bad = hn::Add(bad, hn::Sub(r0, r0));
+      bad1 = hn::Add(bad1, hn::Sub(r1, r1));
+      const auto k0 = hn::RebindMask(d, hn::TestBit(word, hn::Load(du, kLaneBit + j)));
+      const auto k1 = hn::RebindMask(d, hn::TestBit(word, hn::LoadU(du, kLaneBit + j + N)));
+      const auto v0 = hn::IfThenElse(k0, r0, vneg), v1 = hn::IfThenElse(k1, r1, vneg);
+      hn::StoreU(v0, d, out + i + j);
+      hn::StoreU(v1, d, out + i + j + N);
+      vmax = hn::Max(v0, vmax);
+      vmax1 = hn::Max(v1, vmax1);
+    }
+  }
+  float bm = hn::GetLane(hn::MaxOfLanes(d, hn::Max(vmax, vmax1)));
+  const auto sum = hn::Add(bad, bad1);
+  bool clean = hn::AllTrue(d, hn::Eq(sum, sum));
+  for (; i < end; ++i) {
+    const float r = row[i];
+    clean &= r - r == 0.0f;
+    const float v = (mask[i / 32] >> (i % 32)) & 1u ? r : kNegInf;
+    out[i] = v;
+    if (v > bm) bm = v;
+    allowed += v >= -FLT_MAX;
+  }
+  if (clean) {
+    // Every raw entry finite: the masked block's finite entries are its
+    // allowed ones.
+    *finite += allowed;
+    raw->raw_finite += end - b;
+    return bm;
+  }
+  // A NaN or an infinity in the raw block: both blocks counted again.
+  const RowScan r = ScanRowImpl(row + b, end - b, nullptr);
+  raw->raw_has_nan |= r.has_nan;
+  raw->raw_has_pos_inf |= r.max == std::numeric_limits<float>::infinity();
+  raw->raw_finite += r.finite;
+  *finite += ScanRowImpl(out + b, end - b, nullptr).finite;
+  return bm;
+}
+
+MaskedRowScan MaskRowImpl(const float* row, const uint32_t* HWY_RESTRICT mask, float* out,
+                          size_t n, float* HWY_RESTRICT block_max) {
+  static_assert(kBlock % 32 == 0, "a block holds whole mask words");
+  const hn::ScalableTag<float> d;
+  MaskedRowScan s{};
+  s.masked.max = -std::numeric_limits<float>::infinity();
+  for (size_t b = 0; b < n; b += kBlock) {
+    const size_t end = n - b > kBlock ? b + kBlock : n;
+    const float bm = MaskBlock(d, row, mask, out, b, end, &s.masked.finite, &s);
+    if (block_max) block_max[b / kBlock] = bm;
+    if (bm > s.masked.max) s.masked.max = bm;
+  }
+  return s;
+}
+
 size_t FindFirstEqualImpl(const float* HWY_RESTRICT row, size_t n, float max,
                           const float* HWY_RESTRICT block_max) {
   const hn::ScalableTag<float> d;
@@ -145,12 +227,17 @@ namespace bd {
 HWY_EXPORT(ScanRowImpl);
 HWY_EXPORT(FindFirstEqualImpl);
 HWY_EXPORT(ScanListImpl);
+HWY_EXPORT(MaskRowImpl);
 
 RowScan ScanRow(const float* row, size_t n, float* block_max) {
   return HWY_DYNAMIC_DISPATCH(ScanRowImpl)(row, n, block_max);
 }
 size_t FindFirstEqual(const float* row, size_t n, float max, const float* block_max) {
   return HWY_DYNAMIC_DISPATCH(FindFirstEqualImpl)(row, n, max, block_max);
+}
+MaskedRowScan MaskRow(const float* row, const uint32_t* mask, float* out, size_t n,
+                      float* block_max) {
+  return HWY_DYNAMIC_DISPATCH(MaskRowImpl)(row, mask, out, n, block_max);
 }
 ListScan ScanList(const int32_t* ids, const float* logits, size_t n) {
   return HWY_DYNAMIC_DISPATCH(ScanListImpl)(ids, logits, n);

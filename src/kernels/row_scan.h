@@ -20,6 +20,25 @@ struct RowScan {
 // passes skip the blocks whose maximum is below their threshold.
 RowScan ScanRow(const float* row, size_t n, float* block_max = nullptr);
 
+// The packed-mask pass (XGrammar's token bitmask) fused with the row's scan:
+// out[i] = row[i] where bit i % 32 of mask[i / 32] is set, else -inf, for i
+// in [0, n); `masked` is ScanRow of out (max, finite count, the block maxima
+// in block_max; has_nan false: a NaN of the row at an allowed id counts in
+// the raw checks, not in out's), and the raw fields check the row itself as
+// ScanRow does: any NaN, any +inf, its finite count (entries not NaN or
+// -inf). One read of the row and the mask, one write of out; a block whose
+// raw entries are not all finite is counted again. mask holds ceil(n / 32)
+// words; bits past n are not read as tokens. out may be row (in place:
+// then the raw fields are not the row's).
+struct MaskedRowScan {
+  RowScan masked;
+  bool raw_has_nan;
+  bool raw_has_pos_inf;
+  size_t raw_finite;
+};
+MaskedRowScan MaskRow(const float* row, const uint32_t* mask, float* out, size_t n,
+                      float* block_max);
+
 // Lowest index i with row[i] == max (max must be a value of the row, e.g.
 // ScanRow's). Stops at the first hit; with block_max (ScanRow's, for this
 // row) it reads only the first block that holds max. Returns n when none.

@@ -4,11 +4,36 @@
 #include <cfloat>
 #include <cmath>
 
+#include "kernels/row_scan.h"
+
 namespace bd {
 namespace {
 
 inline bool InVocab(int32_t id, size_t vocab) {
   return id >= 0 && static_cast<size_t>(id) < vocab;
+}
+
+// Whether the packed mask allows token id (id in [0, 32 * words)).
+inline bool MaskAllows(const uint32_t* mask, int32_t id) {
+  const uint32_t t = static_cast<uint32_t>(id);
+  return (mask[t / 32] >> (t % 32)) & 1u;
+}
+
+// The mask on the full row: one pass writes the masked row into the
+// workspace's copy (from the caller's row while it is borrowed, else in
+// place) and scans it, leaving the row state FinishEdits would.
+void MaskFullRow(Candidates& c, const uint32_t* mask) {
+  float* out = c.row_borrowed ? c.own_row : c.row;
+  const RowScan scan = MaskRow(c.row, mask, out, c.vocab, c.block_max).masked;
+  c.row = out;
+  c.row_borrowed = false;
+  c.row_max = scan.max;
+  c.row_finite = scan.finite;
+  c.blocks_valid = c.block_max != nullptr;
+  c.row_edited = false;
+  c.size = 0;  // the sorted-prefix cache is stale
+  c.sorted = 0;
+  ++c.list_version;
 }
 
 // A bias the core applies: finite, or -inf (a ban). NaN and +inf are skipped.
@@ -59,6 +84,14 @@ void ApplyToList(Candidates& c, const LogitBiasParams& p, Workspace& ws) {
       }
     }
   }
+  if (p.mask_words > 0) {
+    for (size_t i = 0; i < c.size; ++i) {
+      if (!MaskAllows(p.mask, c.ids[i])) {
+        c.logits[i] = -INFINITY;
+        removed = true;
+      }
+    }
+  }
   if (moved) c.sorted = 0;
   if (moved || removed) {
     c.probs_valid = false;
@@ -71,7 +104,7 @@ void ApplyToList(Candidates& c, const LogitBiasParams& p, Workspace& ws) {
 
 void ApplyLogitBias(Candidates& c, const LogitBiasParams& p, Workspace& ws,
                     const StageContext& /*ctx*/) {
-  if (p.n == 0 && p.n_banned == 0 && !p.restrict_to_allowed) return;
+  if (p.n == 0 && p.n_banned == 0 && !p.restrict_to_allowed && p.mask_words == 0) return;
   if (c.truncated) {
     ApplyToList(c, p, ws);
     return;
@@ -99,6 +132,8 @@ void ApplyLogitBias(Candidates& c, const LogitBiasParams& p, Workspace& ws,
     c.size = 0;           // the sorted-prefix cache is stale
     c.sorted = 0;
   }
+  // The mask's pass scans the row it leaves: it stands for FinishEdits'.
+  if (p.mask_words > 0) MaskFullRow(c, p.mask);
   FinishEdits(c);
 }
 

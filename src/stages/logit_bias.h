@@ -25,6 +25,14 @@ struct LogitBiasParams {
   const int32_t* allowed = nullptr;
   size_t n_allowed = 0;
   bool restrict_to_allowed = false;
+  // A packed allowed set (XGrammar's token bitmask layout): token t is
+  // allowed when bit t % 32 of mask[t / 32] is set; every other token is
+  // removed. Null (mask_words == 0): no mask. The decoder checks
+  // mask_words == ceil(vocab / 32); bits at t >= vocab in the last word are
+  // ignored. With restrict_to_allowed too, a token must pass both (the
+  // intersection).
+  const uint32_t* mask = nullptr;
+  size_t mask_words = 0;
 };
 
 // Rule, in this order, on the current candidates:
@@ -34,6 +42,7 @@ struct LogitBiasParams {
 //     FLT_MAX.
 //  2. logit[banned[j]] = -inf.
 //  3. if restrict_to_allowed: logit[t] = -inf for every t not in allowed.
+//  4. if mask: logit[t] = -inf for every t whose mask bit is clear.
 // Boundary: ids (in any list) outside [0, vocab) and biases that are NaN or
 // +inf are ignored (the JS layer rejects them first); a token that is not a
 // candidate stays out (no edit brings it back). Removing every token
@@ -41,8 +50,11 @@ struct LogitBiasParams {
 // empty, no restriction): returns at once.
 // Complexity: O(n + n_banned) edits on the full row (plus one SIMD pass in
 // FinishEdits); the allowed restriction costs one O(vocab) pass using
-// ws.stage_i32 as a mark array. On a list: O(Count() + n + n_banned +
-// n_allowed), with ws.stage_i32 as an id -> position index. No allocation.
+// ws.stage_i32 as a mark array; the mask costs one fused SIMD pass (MaskRow:
+// the masked copy of the row and its scan, which also stands for
+// FinishEdits'). On a list: O(Count() + n + n_banned + n_allowed), with
+// ws.stage_i32 as an id -> position index, plus one bit test per entry for
+// the mask. No allocation.
 void ApplyLogitBias(Candidates& c, const LogitBiasParams& p, Workspace& ws,
                     const StageContext& ctx);
 

@@ -28,7 +28,8 @@ bool Finite(float v) { return std::isfinite(v); }
 
 // ---- logit_bias: biases, bans and the allowed set (logit_bias.h).
 bool LogitBiasSet(O o) {
-  return o.logit_bias.n > 0 || o.logit_bias.n_banned > 0 || o.logit_bias.restrict_to_allowed;
+  return o.logit_bias.n > 0 || o.logit_bias.n_banned > 0 || o.logit_bias.restrict_to_allowed ||
+         o.logit_bias.mask_words > 0;
 }
 bool LogitBiasValid(O o, Complaint& why) {
   for (size_t i = 0; i < o.logit_bias.n; ++i) {

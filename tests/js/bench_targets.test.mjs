@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as suite from '../../bench/suite.mjs';
 import { speedBlocks, DOC_BLOCK, README_BLOCK } from '../../bench/readme_speed.mjs';
-import { targets, targetsTable, TARGET_V } from '../../bench/targets.mjs';
+import { maskTargets, targets, targetsTable, TARGET_V } from '../../bench/targets.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -141,4 +141,22 @@ test("docs/speed.md's and the README's generated blocks show the published run a
   assert.equal(doc, want.doc, 'docs/speed.md is stale: run node bench/readme_speed.mjs');
   const readme = readFileSync(join(root, 'README.md'), 'utf8').match(README_BLOCK)[0];
   assert.equal(readme, want.readme, 'README.md is stale: run node bench/readme_speed.mjs');
+});
+
+test('allowed_mask targets: judged from results.paired.mask, each on its own ratio', () => {
+  const configs = suite.configs().map((c) => ({ id: c.id, label: c.label }));
+  const mask = (vsPremasked, vsPlain) => Object.fromEntries(['llm', 'flat'].map((kind) => [`${kind}-${TARGET_V}`,
+    Object.fromEntries(suite.MASK_CONFIGS.map((c) => [c, Object.fromEntries(suite.MASK_SHARES.map((share) =>
+      [share, { allowed_mask: vsPlain(kind, c, share), allowed_mask_vs_premasked: vsPremasked(kind, c, share) }]))]))]));
+  const judge = (vsPremasked, vsPlain) =>
+    maskTargets({ configs, paired: { mask: mask(vsPremasked, vsPlain) } }).map((t) => t.met);
+  assert.deepEqual(maskTargets({ configs, results: [] }).map((t) => t.met), [null, null]);
+  assert.deepEqual(judge(() => 1.1, () => 1.15), [true, true]);
+  const one = (kind, c, share) => (kind === 'flat' && c === 'greedy' && share === 0.5 ? 1.3 : 1.0);
+  assert.deepEqual(judge(one, () => 1.0), [false, true]);
+  assert.deepEqual(judge(() => 1.0, one), [true, false]);
+  const t = maskTargets({ configs, paired: { mask: mask(one, () => 1) } })[0];
+  assert.equal(t.values.length, 2 * suite.MASK_CONFIGS.length * suite.MASK_SHARES.length);
+  assert.match(t.worst.where, /flat, greedy, 50% allowed/);
+  assert.match(targetsTable({ configs }, TARGET_V, maskTargets({ configs, paired: { mask: mask(one, one) } })), /\*\*no\*\*/);
 });

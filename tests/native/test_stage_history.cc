@@ -19,6 +19,7 @@
 
 #include "candidates.h"
 #include "decoder.h"
+#include "kernels/blocks.h"
 #include "kernels/row_scan.h"
 #include "kernels/threshold.h"
 #include "reference/history_reference.h"
@@ -203,6 +204,7 @@ struct Bias {
   std::vector<float> bias;
   std::vector<int32_t> banned, allowed;
   bool restrict_to_allowed = false;
+  std::vector<uint32_t> mask;  // allowed_mask's words; empty: none
   bd::LogitBiasParams Params() const {
     bd::LogitBiasParams p;
     p.ids = ids.data();
@@ -213,6 +215,8 @@ struct Bias {
     p.allowed = allowed.data();
     p.n_allowed = allowed.size();
     p.restrict_to_allowed = restrict_to_allowed;
+    p.mask = mask.data();
+    p.mask_words = mask.size();
     return p;
   }
 };
@@ -891,6 +895,49 @@ TEST_CASE("logit bias: random rows and lists against the reference") {
       for (size_t i = rng() % (v + 3); i > 0; --i) b.allowed.push_back(static_cast<int32_t>(rng() % (v + 1)));
       const hr::Edited want = hr::LogitBias(row, b.ids, b.bias, b.banned, b.allowed, b.restrict_to_allowed);
       CheckAllStates(row, want, rng, [&](Cands& x) { RunBias(x, b); });
+    }
+  }
+}
+
+TEST_CASE("logit bias: allowed_mask on every state against the reference, with the lists") {
+  std::mt19937_64 rng(303);
+  for (size_t v : {1, 2, 3, 5, 17, 31, 32, 33, 64, 300, 1000, 5000}) {
+    for (int rep = 0; rep < 10; ++rep) {
+      CAPTURE(v);
+      CAPTURE(rep);
+      const std::vector<float> row = RandomRow(v, rng);
+      Bias b;
+      const unsigned share = static_cast<unsigned>(rng() % 101);  // percent allowed
+      b.mask.assign((v + 31) / 32, 0);
+      for (size_t t = 0; t < 32 * b.mask.size(); ++t) {
+        // Bits past v at random: ignored.
+        if (t >= v ? rng() % 2 == 0 : rng() % 100 < share) b.mask[t / 32] |= uint32_t{1} << (t % 32);
+      }
+      if (rng() % 2) {
+        std::normal_distribution<float> g(0.0f, 3.0f);
+        for (size_t i = rng() % 6; i > 0; --i) {
+          b.ids.push_back(static_cast<int32_t>(rng() % v));
+          b.bias.push_back(g(rng));
+        }
+        for (size_t i = rng() % 3; i > 0; --i) b.banned.push_back(static_cast<int32_t>(rng() % v));
+        b.restrict_to_allowed = rng() % 2 == 0;
+        for (size_t i = rng() % (v + 3); i > 0; --i) b.allowed.push_back(static_cast<int32_t>(rng() % v));
+      }
+      const hr::Edited want =
+          hr::LogitBiasMasked(row, b.ids, b.bias, b.banned, b.allowed, b.restrict_to_allowed, b.mask);
+      CheckAllStates(row, want, rng, [&](Cands& x) { RunBias(x, b); });
+      // The row state's block maxima are the masked row's (the mask's scan
+      // stands for FinishEdits').
+      Cands full(row);
+      full.c.block_max = full.ws.block_max.data();
+      RunBias(full, b);
+      REQUIRE_FALSE(full.c.truncated);
+      if (full.c.Count() > 0) {
+        REQUIRE(full.c.blocks_valid);
+        std::vector<float> blocks(bd::NumBlocks(v));
+        bd::ScanRow(full.c.row, v, blocks.data());
+        CHECK(std::memcmp(blocks.data(), full.c.block_max, blocks.size() * sizeof(float)) == 0);
+      }
     }
   }
 }

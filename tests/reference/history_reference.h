@@ -56,6 +56,28 @@ inline Edited LogitBias(const std::vector<float>& row, const std::vector<int32_t
   return e;
 }
 
+// Whether a packed mask (XGrammar's layout: words of 32 bits, token t at bit
+// t mod 32 of word floor(t / 32)) allows token t, by plain arithmetic.
+inline bool MaskBit(const std::vector<uint32_t>& mask, size_t t) {
+  const uint64_t word = mask[t / 32];
+  const uint64_t place = uint64_t{1} << (t % 32);
+  return (word / place) % 2 == 1;
+}
+
+// Logit bias with a packed allowed mask too: LogitBias, then every token
+// whose mask bit is clear removed (the intersection with the allowed list
+// when both are given). mask: ceil(row.size() / 32) words.
+inline Edited LogitBiasMasked(const std::vector<float>& row, const std::vector<int32_t>& ids,
+                              const std::vector<float>& bias,
+                              const std::vector<int32_t>& banned,
+                              const std::vector<int32_t>& allowed, bool restrict_to_allowed,
+                              const std::vector<uint32_t>& mask) {
+  Edited e = LogitBias(row, ids, bias, banned, allowed, restrict_to_allowed);
+  for (size_t t = 0; t < row.size(); ++t)
+    if (!MaskBit(mask, t)) e.logit[t] = -INFINITY;
+  return e;
+}
+
 // Penalties (llama.cpp): count each token over the last last_n tokens (all
 // when last_n < 0; none when 0); a counted token's logit is multiplied by the
 // repetition penalty when <= 0 and divided by it otherwise, then loses

@@ -149,6 +149,7 @@ export function plan(o, chain, configured, acting, greedy, sel, isSample, maxCan
     if (greedy && keepsFirstMax(s) && chain.slice(i + 1).every((x) => !on(x) || keepsFirstMax(x))) continue;
     if (EDIT_STAGES.has(s)) {
       if (!acting.has(s)) continue;
+      if (s === 'logit_bias' && o.allowed_mask != null) return fallback('allowed_mask (the CPU applies the packed mask over the whole row)');
       // The allowed set bans every other id: every finite logit left is listed.
       if (s === 'logit_bias' && o.allowed_tokens != null) return { kind: 'exact', reason: 'allowed_tokens' };
       // Bans only remove listed ids, which are out of the selection and of

@@ -2,6 +2,8 @@
 // TypeError, a value outside what the slots can carry a RangeError. The
 // numeric ranges proper are checked once, in C++ (Decoder::Validate).
 
+import { isDetached, typedArrayKind, typedLength } from './typed_arrays.js';
+
 export const TWO32 = 4294967296;
 
 export function checkNumber(name, v) {
@@ -67,4 +69,19 @@ export function biasEntries(v) {
     bias[i] = b;
   });
   return { ids, bias };
+}
+
+/**
+ * A packed token mask (XGrammar's bitmask: bit t % 32 of word t / 32 set =
+ * token t allowed): an Int32Array or Uint32Array of any realm. Returns its
+ * word count; TypeError for any other value.
+ */
+export function maskWords(name, v) {
+  const kind = v !== null && typeof v === 'object' ? typedArrayKind(v) : undefined;
+  if (kind !== 'Int32Array' && kind !== 'Uint32Array') {
+    throw new TypeError(`${name} must be an Int32Array or a Uint32Array of ceil(vocab / 32) words ` +
+      `(bit t % 32 of word t / 32 set: token t allowed), got ${kind ?? (v === null ? 'null' : typeof v)}`);
+  }
+  if (isDetached(v)) throw new TypeError(`${name}: its ArrayBuffer is detached (transferred?)`);
+  return typedLength(v);
 }

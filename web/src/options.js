@@ -3,7 +3,7 @@
 // and its aux arrays (token ids and biases). Types are checked here
 // (TypeError); numeric ranges are checked in C++, whose messages name the
 // option and become RangeErrors.
-import { biasEntries, checkInteger, checkNumber, splitU64, tokenIds, TWO32 } from './checks.js';
+import { biasEntries, checkInteger, checkNumber, maskWords, splitU64, tokenIds, TWO32 } from './checks.js';
 import { outOfMemory } from './results.js';
 import { isDetached, typedArrayKind } from './typed_arrays.js';
 import { BREGMAN_KEYS, LIST_OPTIONS, isGreedyTemperature, resolveOptionSlots, stagesOfMask } from './stage_table.js';
@@ -230,6 +230,25 @@ function layOutLists(slots, M, parts, vocab) {
   return total;
 }
 
+// allowed_mask (read once): the mask and its word count, which must be
+// ceil(vocab / 32) for rows of `vocab` (when known; otherwise within what
+// the largest vocabulary takes); null when not given.
+function readMask(M, o, vocab) {
+  const mask = o.allowed_mask;
+  if (mask === undefined) return null;
+  const words = maskWords('allowed_mask', mask);
+  if (vocab === 0) throw new RangeError('logits must not be empty');
+  if (vocab !== undefined && words !== Math.ceil(vocab / 32)) {
+    throw new RangeError(`allowed_mask: ${words} words for a row of ${vocab} tokens; ` +
+      `it must hold ceil(${vocab} / 32) = ${Math.ceil(vocab / 32)}`);
+  }
+  const most = Math.ceil(M.MAX_VOCAB / 32);
+  if (words === 0 || words > most) {
+    throw new RangeError(`allowed_mask: ${words} words; a mask holds ceil(vocab / 32) words, 1 to ${most}`);
+  }
+  return { mask, words };
+}
+
 function writeSamplers(slots, M, o, stageIds) {
   if (o.samplers === undefined) return;
   if (!Array.isArray(o.samplers)) throw new TypeError('samplers must be an array of stage names');
@@ -285,16 +304,22 @@ export function createOptionBlock(M, raw) {
   // Writes the aux arrays, then the slots (auxI32Ptr may grow memory, so heap
   // views are read after it). Lengths live in the slots, so calls without
   // lists leave the aux arrays alone.
-  function writeLists(parts, bias, total) {
-    const i32Ptr = total ? raw.auxI32Ptr(total) : 0;
+  // The mask's words follow the lists in the int32 aux array.
+  function writeLists(parts, bias, total, mask) {
+    const i32Total = total + (mask === null ? 0 : mask.words);
+    const i32Ptr = i32Total ? raw.auxI32Ptr(i32Total) : 0;
     const f32Ptr = total ? raw.auxF32Ptr(total) : 0;
-    if (total && (i32Ptr === 0 || f32Ptr === 0)) throw outOfMemory(`the options' ${total} token ids`);
+    if ((i32Total && i32Ptr === 0) || (total && f32Ptr === 0)) {
+      throw outOfMemory(`the options' ${i32Total} token ids and mask words`);
+    }
     const i32 = i32Ptr >>> 2, f32 = f32Ptr >>> 2;
     for (const [name, ids] of parts) {
       const off = slots[M[`SLOT_${LIST_OPTIONS[name][0]}_OFFSET`]];
       M.HEAP32.set(ids, i32 + off);
       if (name === 'logit_bias') M.HEAPF32.set(bias, f32 + off);
     }
+    // Uint32 words convert to int32 modulo 2^32: the same bits.
+    if (mask !== null) M.HEAP32.set(mask.mask, i32 + total);
   }
 
   return {
@@ -315,10 +340,15 @@ export function createOptionBlock(M, raw) {
       writeSwitches(slots, M, o);
       writeBregman(slots, M, o.bregman);
       const { parts, bias } = readLists(slots, M, o);
+      const mask = readMask(M, o, vocab);
       const total = layOutLists(slots, M, parts, vocab);
+      if (mask !== null) {
+        slots[M.SLOT_ALLOWED_MASK_OFFSET] = total;
+        slots[M.SLOT_ALLOWED_MASK_LENGTH] = mask.words;
+      }
       writeSamplers(slots, M, o, stageIds);
       const seeded = writeSeed(slots, M, o);
-      writeLists(parts, bias, total);
+      writeLists(parts, bias, total, mask);
       commit();
       if (o.samplers !== undefined) checkSamplersCover(o, raw.configuredStages(), registry.stages);
       return seeded;

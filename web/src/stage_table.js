@@ -14,6 +14,11 @@ export const LIST_OPTIONS = {
   allowed_tokens: ['ALLOWED', 'logit_bias'],
   dry_sequence_breakers: ['BREAKERS', 'dry'],
 };
+// The packed allowed set (XGrammar's token bitmask): name -> [aux block
+// label, stage]. Its 32-bit words follow the lists in the int32 aux block.
+export const MASK_OPTIONS = {
+  allowed_mask: ['ALLOWED_MASK', 'logit_bias'],
+};
 // The other options of a call.
 const CALL_OPTIONS = ['seed', 'step', 'bregman', 'samplers', 'logprobs', 'return_distribution', 'sorted'];
 export const BREGMAN_KEYS = new Set(['divergence', 'alpha', 'lambda', 'k', 'k_min', 'k_max']);
@@ -45,6 +50,7 @@ export function optionsOfStage(stage) {
   const names = [];
   for (const [name, , , , , s] of boundRegistry().scalars) if (s === stage) names.push(name);
   for (const [name, [, s]] of Object.entries(LIST_OPTIONS)) if (s === stage) names.push(name);
+  for (const [name, [, s]] of Object.entries(MASK_OPTIONS)) if (s === stage) names.push(name);
   return names;
 }
 
@@ -79,7 +85,8 @@ export function registryOf(M) {
       stages: j.stages,
       defaultOrder: j.defaultOrder,
       scalars,
-      known: new Set([...scalars.map(([name]) => name), ...Object.keys(LIST_OPTIONS), ...CALL_OPTIONS]),
+      known: new Set([...scalars.map(([name]) => name), ...Object.keys(LIST_OPTIONS), ...CALL_OPTIONS,
+        ...Object.keys(MASK_OPTIONS)]),
     };
     byModule.set(M, r);
   }

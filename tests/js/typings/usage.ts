@@ -43,6 +43,10 @@ async function extensions(): Promise<void> {
   bd.decode(logits, { samplers: ['top_k', 'temperature', 'bregman'], top_k: 5, bregman: { alpha: 2, lambda: 1e-3 } });
   bd.decode(logits, { logit_bias: { 3: -Infinity }, banned_tokens: [1], allowed_tokens: new Int32Array([2, 3]) });
   bd.decode(logits, { history: [1, 2], dry_multiplier: 0.8, dry_sequence_breakers: [0], no_repeat_ngram_size: 3 });
+  bd.sample(logits, { allowed_mask: new Int32Array(1), top_p: 0.9 });
+  bd.createSampler({ allowed_mask: new Uint32Array([0xffffffff]) });
+  // @ts-expect-error allowed_mask is a typed array of 32-bit words, not an id list
+  bd.decode(logits, { allowed_mask: [1, 2] });
   // @ts-expect-error unknown stage name
   bd.decode(logits, { samplers: ['top_q'] });
   // @ts-expect-error mirostat v1 is not offered
