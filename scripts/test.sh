@@ -3,8 +3,8 @@
 # libFuzzer over the native API for about two minutes (BD_FUZZ_SECONDS),
 # the same suite as wasm under node
 # (ctest), the JS tests through the package (node --test, including typings,
-# SIMD-in-the-wasm and pack-and-install), and the browser tests in headless
-# Chromium. Sets up and builds first; fails on the first failing layer.
+# SIMD-in-the-wasm and pack-and-install), the browser tests in headless
+# Chromium (bundlers included) and a Next.js app. Sets up and builds first; fails on the first failing layer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh --browser
@@ -30,5 +30,7 @@ ctest --test-dir build-wasm -V
 # results, not speed). One place for the flags: package.json.
 echo "== JS tests (npm run test:js: node --test, through the package)"
 npm run --silent test:js
-echo "== browser tests (npm run test:browser: headless Chromium)"
+echo "== browser tests (npm run test:browser: headless Chromium; the bundler tests install pinned bundlers from the npm registry)"
 npm run --silent test:browser
+echo "== a Next.js client component (npm run test:next: next build with Turbopack and webpack, next dev; pinned, from the npm registry)"
+npm run --silent test:next

@@ -3,8 +3,8 @@
 // default), `next build --webpack` + `next start`, and `next dev`; the page, in
 // headless Chromium, decodes and draws the same numbers as Node, through
 // 'bregman-decoders' (route /) and 'bregman-decoders/inline' (route /inline).
-// Opt-in (npm run test:next): Next's install and builds take minutes
-// (docs/bundlers.md has the numbers), more than the other bundlers together.
+// Its own layer (npm run test:next, run by npm test after the browser tests):
+// Next's install and builds take minutes (docs/bundlers.md has the numbers).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
