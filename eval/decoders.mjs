@@ -22,6 +22,10 @@ export const FAMILIES = [
   { family: 'typical', param: 'typical_p', values: [0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 0.9, 0.95], options: stage('typical_p') },
   { family: 'epsilon', param: 'epsilon_cutoff', values: [0.3, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001, 3e-4, 1e-4], options: stage('epsilon_cutoff') },
   { family: 'top-n-sigma', param: 'top_n_sigma', values: [0.1, 0.25, 0.5, 1, 1.5, 2, 2.5, 3, 4], options: stage('top_n_sigma') },
+  // The hyperparameter-free p-less and p-less-norm: one point each per T.
+  { family: 'p-less', param: 'p_less', values: [true], options: stage('p_less') },
+  { family: 'p-less-norm', param: 'p_less', values: ['norm'], options: stage('p_less') },
+  { family: 'top-h', param: 'top_h', values: [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], options: stage('top_h') },
   { family: 'bregman primal a=0.5', param: 'lambda', values: logspace(0.5, -1.7, 10), options: bregman('primal', 0.5), bregman: true },
   { family: 'bregman primal a=1', param: 'lambda', values: logspace(0, -4.5, 10), options: bregman('primal', 1), bregman: true },
   { family: 'bregman primal a=1.5', param: 'lambda', values: logspace(-0.5, -6, 10), options: bregman('primal', 1.5), bregman: true },
@@ -35,7 +39,16 @@ export const PURE = { family: 'pure sampling', param: null, value: null, options
 
 /** The families that are also run in open-ended generation (dual a=2 is primal a=2: asserted, not re-run). */
 export const GEN_FAMILIES = ['top-k', 'top-p', 'min-p', 'typical', 'epsilon', 'top-n-sigma',
+  'p-less', 'p-less-norm', 'top-h',
   'bregman primal a=1.5', 'bregman primal a=2', 'bregman dual a=1.5'];
+
+/**
+ * Settings run in generation at each temperature beside the matched-k ones:
+ * a method's published default (Top-H's alpha = 0.4).
+ */
+export const PAPER_DEFAULTS = [
+  { family: 'top-h', param: 'top_h', value: 0.4, options: stage('top_h')(0.4) },
+];
 
 export function withTemperature(options, T) {
   return { ...options, temperature: T };

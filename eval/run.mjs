@@ -19,7 +19,7 @@ import { availableParallelism } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
-import { FAMILIES, PURE, GEN_FAMILIES, withTemperature } from './decoders.mjs';
+import { FAMILIES, PURE, GEN_FAMILIES, PAPER_DEFAULTS, withTemperature } from './decoders.mjs';
 import { heldoutDocs, loadModel, makeChunks, MODEL_DIR } from './data.mjs';
 import { MIX, rowStats, mean, quantile, meanSe, spearman, repetition, distinct, atMeanK } from './metrics.mjs';
 import { writeReport } from './report.mjs';
@@ -253,9 +253,15 @@ function settingFor(family, targetK) {
 const combos = [];
 for (const T of CONFIG.genTemperatures) {
   combos.push({ family: PURE.family, param: null, value: null, T, targetK: null, options: withTemperature(PURE.options, T) });
-  for (const targetK of T === 1 ? CONFIG.genTargetsT1 : CONFIG.genTargetsHot) {
+  for (const d of PAPER_DEFAULTS) {
+    combos.push({ family: d.family, param: d.param, value: d.value, T, targetK: null, options: withTemperature(d.options, T) });
+  }
+  const targets = T === 1 ? CONFIG.genTargetsT1 : CONFIG.genTargetsHot;
+  for (const targetK of targets) {
     for (const family of GEN_FAMILIES) {
       const fam = FAMILIES.find((f) => f.family === family);
+      // A family with one setting (p-less: no parameter) runs once per T.
+      if (fam.values.length === 1 && targetK !== targets[0]) continue;
       const s = settingFor(family, targetK);
       combos.push({ family, param: fam.param, value: s.value, T, targetK, sweepMeanKAtT1: s.meanK, options: withTemperature(fam.options(s.value), T) });
     }

@@ -256,9 +256,11 @@ struct Stats {
 };
 Stats stats;
 
-// Options with no stage that changes the order of the row's logits.
+// Whether the chain keeps the row's order among survivors: no bias, penalty
+// or adaptive-p (whose transform favours tokens near its target, not the
+// likeliest) may run.
 bool OrderPreserving(const bd::DecodeOptions& o) {
-  return o.logit_bias.n == 0 && o.penalties.repetition == 1.0f && o.penalties.frequency == 0.0f &&
+  return !(o.adaptive_p.target >= 0.0f) && o.logit_bias.n == 0 && o.penalties.repetition == 1.0f && o.penalties.frequency == 0.0f &&
          o.penalties.presence == 0.0f && o.dry.multiplier == 0.0f && o.no_repeat_ngram.size == 0;
 }
 
