@@ -19,6 +19,9 @@ const OPTIONS = [
   { seed: 8, xtc_probability: 1, xtc_threshold: 0.01 },
   { seed: 9, allowed_tokens: [7, 9, 200, 3000] },
   { seed: 10, bregman: { divergence: 'primal', alpha: 1.5, lambda: 1e-3 } },
+  // A packed mask is applied to a copy, never to the view.
+  { seed: 11, allowed_mask: Uint32Array.from({ length: 1000 }, (_, w) => (w % 3 === 0 ? 0xffffffff : 0x00010001)) },
+  { seed: 12, temperature: 0, allowed_mask: Uint32Array.from({ length: 1000 }, (_, w) => 1 << (w % 32)) },
 ];
 
 test('inputBuffer: a view of the module memory; sample/decode of it equal the copying path', () => {
@@ -36,22 +39,29 @@ test('inputBuffer: a view of the module memory; sample/decode of it equal the co
     assert.equal(viaView.logprob, viaCopy.logprob);
     const view2 = bd.inputBuffer(V);
     assert.equal(view2, view, 'the same view while the memory did not grow');
+    // The copying call used the same memory: the row is written again, as
+    // after every inputBuffer().
+    view2.set(row);
     const dView = bd.decode(view2, o);
     assert.deepEqual(Array.from(view2), Array.from(row));
     const dCopy = bd.decode(row, o);
     assert.deepEqual(dView.ids, dCopy.ids);
     assert.deepEqual(dView.probs, dCopy.probs);
   }
-  // A sampler reads the view in place too.
-  const a = bd.createSampler({ seed: 11, top_k: 50, repetition_penalty: 1.3 });
-  const b = bd.createSampler({ seed: 11, top_k: 50, repetition_penalty: 1.3 });
-  for (let s = 0; s < 50; s++) {
-    const view = bd.inputBuffer(V);
-    view.set(row);
-    assert.equal(a.sample(view).token, b.sample(row).token);
+  // A sampler reads the view in place too, and leaves it as written.
+  for (const o of [{ top_k: 50, repetition_penalty: 1.3 }, { top_k: 50, allowed_mask: OPTIONS.at(-2).allowed_mask }]) {
+    const a = bd.createSampler({ seed: 11, ...o });
+    const b = bd.createSampler({ seed: 11, ...o });
+    for (let s = 0; s < 50; s++) {
+      const view = bd.inputBuffer(V);
+      view.set(row);
+      const fromView = a.sample(view).token;
+      if (s % 10 === 0) assert.deepEqual(Array.from(view), Array.from(row));
+      assert.equal(fromView, b.sample(row).token);
+    }
+    a.dispose();
+    b.dispose();
   }
-  a.dispose();
-  b.dispose();
 });
 
 test('inputBuffer: memory growth detaches old views; a stale view throws, a fresh one works', () => {
