@@ -89,68 +89,32 @@ const char* FirstScan(const float* logits, size_t vocab, const uint32_t* mask, f
 
 }  // namespace
 
-StatusCode Decoder::RunChain(bool sampling, const float* logits, size_t vocab,
-                             const DecodeOptions& o,
-                             const SamplerState* state, uint64_t step, Candidates& c,
-                             DrawHint* draw_hint) {
-  error_[0] = '\0';
-  objective_ = NAN;
-  top_count_ = 0;
-  if (const StatusCode s = Validate(o); s != StatusCode::kOk) return s;
-  if (const StatusCode s = ValidateForRow(o, vocab, state); s != StatusCode::kOk) return s;
-  ws_.Reserve(vocab);
-  // Greedy at 0, and where 1/T would overflow float (the limit is greedy).
-  const bool greedy = o.temperature == 0.0f || !std::isfinite(1.0f / o.temperature);
-  const bool premask = MaskInFirstScan(o, greedy);
-  RowScan scan;
-  if (const char* e = FirstScan(logits, vocab, premask ? o.logit_bias.mask : nullptr,
-                                ws_.row.data(), ws_.block_max.data(), &scan))
-    return Fail(StatusCode::kRangeError, "%s", e);
-  for (size_t i = 0; i < o.logit_bias.n; ++i) {
-    if (o.logit_bias.ids[i] < 0 || static_cast<size_t>(o.logit_bias.ids[i]) >= vocab)
-      return Fail(StatusCode::kRangeError, "logit_bias: token id %d is outside [0, %zu)",
-                  o.logit_bias.ids[i], vocab);
-  }
+namespace {
 
-  // No copy: the stages read the caller's row; the first stage that edits it
-  // (penalties, biases, bans, XTC) copies it into the workspace (MutableRow).
-  // A mask applied in the first scan left the masked copy there.
-  auto fresh = [&]() {
-    c = Candidates{};
-    c.row = premask ? ws_.row.data() : const_cast<float*>(logits);
-    c.own_row = ws_.row.data();
-    c.row_borrowed = !premask;
-    c.vocab = vocab;
-    c.row_max = scan.max;
-    c.row_finite = scan.finite;
-    c.block_max = ws_.block_max.data();
-    c.blocks_valid = true;
-    c.ids = ws_.ids.data();
-    c.logits = ws_.logits.data();
-  };
-  fresh();
-  raw_max_ = scan.max;  // the raw row's: premask never runs with logprobs
-  // softmax(logits)'s normaliser costs a SIMD pass: only when asked for.
-  raw_log_z_ = (o.logprobs || o.top_logprobs > 0)
-                   ? LogF64(ExpSum(logits, vocab, scan.max, 1.0f))
-                   : NAN;
-  if (o.top_logprobs > 0) {
-    // The raw distribution's head, before any stage edits the row.
-    top_count_ = std::min(static_cast<size_t>(o.top_logprobs), c.row_finite);
-    // Sized by the largest top_logprobs asked for (usually a handful), not
-    // by the vocabulary: grown once, then reused.
-    if (ws_.top_ids.size() < top_count_) {
-      ws_.top_ids.resize(top_count_);
-      ws_.top_logprobs.resize(top_count_);
-    }
-    EnsureSorted(c, top_count_, ws_);
-    for (size_t i = 0; i < top_count_; ++i) {
-      ws_.top_ids[i] = c.ids[i];
-      ws_.top_logprobs[i] = static_cast<float>(c.logits[i] - raw_max_ - raw_log_z_);
-    }
-    fresh();
-  }
+// The candidates before any stage: the whole row, either the caller's (no
+// copy: the first stage that edits it, penalties, biases, bans or XTC,
+// copies it into the workspace, MutableRow) or the masked copy a mask
+// applied in the first scan left in the workspace.
+void StartCandidates(Candidates& c, const float* logits, bool premask, size_t vocab,
+                     const RowScan& scan, Workspace& ws) {
+  c = Candidates{};
+  c.row = premask ? ws.row.data() : const_cast<float*>(logits);
+  c.own_row = ws.row.data();
+  c.row_borrowed = !premask;
+  c.vocab = vocab;
+  c.row_max = scan.max;
+  c.row_finite = scan.finite;
+  c.block_max = ws.block_max.data();
+  c.blocks_valid = true;
+  c.ids = ws.ids.data();
+  c.logits = ws.logits.data();
+}
 
+// What the stages read beside the candidates: the history (the sampler's,
+// or the call's), the seed and step of random stages, and what follows the
+// chain (a draw, or decode()'s objective).
+StageContext ChainContext(const DecodeOptions& o, const SamplerState* state, uint64_t step,
+                          bool sampling) {
   StageContext ctx;
   ctx.history = state ? state->history() : o.history;
   ctx.history_len = state ? state->history_len() : o.history_len;
@@ -158,6 +122,69 @@ StatusCode Decoder::RunChain(bool sampling, const float* logits, size_t vocab,
   ctx.step = step;
   ctx.want_objective = !sampling;
   ctx.draw_follows = sampling;
+  return ctx;
+}
+
+}  // namespace
+
+StatusCode Decoder::ScanAndCheckRow(const float* logits, size_t vocab, const DecodeOptions& o,
+                                    const SamplerState* state, bool premask, RowScan* scan) {
+  if (const StatusCode s = Validate(o); s != StatusCode::kOk) return s;
+  if (const StatusCode s = ValidateForRow(o, vocab, state); s != StatusCode::kOk) return s;
+  ws_.Reserve(vocab);
+  if (const char* e = FirstScan(logits, vocab, premask ? o.logit_bias.mask : nullptr,
+                                ws_.row.data(), ws_.block_max.data(), scan))
+    return Fail(StatusCode::kRangeError, "%s", e);
+  for (size_t i = 0; i < o.logit_bias.n; ++i) {
+    if (o.logit_bias.ids[i] < 0 || static_cast<size_t>(o.logit_bias.ids[i]) >= vocab)
+      return Fail(StatusCode::kRangeError, "logit_bias: token id %d is outside [0, %zu)",
+                  o.logit_bias.ids[i], vocab);
+  }
+  return StatusCode::kOk;
+}
+
+void Decoder::ReadRawDistribution(const float* logits, size_t vocab, const DecodeOptions& o,
+                                  float row_max, Candidates& c) {
+  raw_max_ = row_max;  // the raw row's: premask never runs with logprobs
+  // softmax(logits)'s normaliser costs a SIMD pass: only when asked for.
+  raw_log_z_ = (o.logprobs || o.top_logprobs > 0)
+                   ? LogF64(ExpSum(logits, vocab, row_max, 1.0f))
+                   : NAN;
+  if (o.top_logprobs <= 0) return;
+  top_count_ = std::min(static_cast<size_t>(o.top_logprobs), c.row_finite);
+  // Sized by the largest top_logprobs asked for (usually a handful), not by
+  // the vocabulary: grown once, then reused.
+  if (ws_.top_ids.size() < top_count_) {
+    ws_.top_ids.resize(top_count_);
+    ws_.top_logprobs.resize(top_count_);
+  }
+  EnsureSorted(c, top_count_, ws_);
+  for (size_t i = 0; i < top_count_; ++i) {
+    ws_.top_ids[i] = c.ids[i];
+    ws_.top_logprobs[i] = static_cast<float>(c.logits[i] - raw_max_ - raw_log_z_);
+  }
+}
+
+StatusCode Decoder::RunChain(bool sampling, const float* logits, size_t vocab,
+                             const DecodeOptions& o,
+                             const SamplerState* state, uint64_t step, Candidates& c,
+                             DrawHint* draw_hint) {
+  error_[0] = '\0';
+  objective_ = NAN;
+  top_count_ = 0;
+  // Greedy at 0, and where 1/T would overflow float (the limit is greedy).
+  const bool greedy = o.temperature == 0.0f || !std::isfinite(1.0f / o.temperature);
+  const bool premask = MaskInFirstScan(o, greedy);
+  RowScan scan;
+  if (const StatusCode s = ScanAndCheckRow(logits, vocab, o, state, premask, &scan);
+      s != StatusCode::kOk) {
+    return s;
+  }
+  StartCandidates(c, logits, premask, vocab, scan, ws_);
+  ReadRawDistribution(logits, vocab, o, scan.max, c);
+  // The raw head's sort reordered the lists: the stages start afresh.
+  if (o.top_logprobs > 0) StartCandidates(c, logits, premask, vocab, scan, ws_);
+
   // The mask applied in the first scan is not applied again.
   DecodeOptions unmasked;
   if (premask) {
@@ -166,8 +193,8 @@ StatusCode Decoder::RunChain(bool sampling, const float* logits, size_t vocab,
     unmasked.logit_bias.mask_words = 0;
   }
   const ChainOutcome outcome =
-      RunStages(c, premask ? unmasked : o, greedy, state ? &state->mirostat() : nullptr, ws_, ctx,
-                state ? &state->adaptive_p() : nullptr);
+      RunStages(c, premask ? unmasked : o, greedy, state ? &state->mirostat() : nullptr, ws_,
+                ChainContext(o, state, step, sampling), state ? &state->adaptive_p() : nullptr);
   objective_ = outcome.objective;
   adaptive_p_ran_ = outcome.adaptive_p_ran;
   if (draw_hint) *draw_hint = outcome.draw_hint;

@@ -16,6 +16,7 @@ namespace bd {
 
 struct Candidates;
 struct DrawHint;
+struct RowScan;
 
 class Decoder {
  public:
@@ -80,6 +81,15 @@ class Decoder {
   // The checks that need the row's size: its bounds (size_limits.h) and every token
   // id in the options or the sampler's state (decoder_validate.cc).
   StatusCode ValidateForRow(const DecodeOptions& o, size_t vocab, const SamplerState* state);
+  // Validates the options for the row, then its first scan (with the mask
+  // when premask: MaskInFirstScan) into *scan; checks logit_bias's ids.
+  StatusCode ScanAndCheckRow(const float* logits, size_t vocab, const DecodeOptions& o,
+                             const SamplerState* state, bool premask, RowScan* scan);
+  // softmax(logits)'s normaliser (raw_log_z_, with logprobs or top_logprobs)
+  // and, with top_logprobs, its head, read before any stage edits the row
+  // (it sorts c's lists: the chain starts afresh after it).
+  void ReadRawDistribution(const float* logits, size_t vocab, const DecodeOptions& o,
+                           float row_max, Candidates& c);
   // Checks the row, copies it in and runs every stage; leaves the survivors
   // in c (for greedy: the chosen token in greedy_token_).
   // sampling: Sample (the survivors go straight to a draw, StageContext::
