@@ -144,7 +144,8 @@ inline void ReadScalars(const double* s, DecodeOptions& o) {
   o.dry.allowed_length = I32(s[kSlot_DRY_ALLOWED_LENGTH]);
   o.dry.last_n = I32(s[kSlot_DRY_PENALTY_LAST_N]);
   o.no_repeat_ngram.size = I32(s[kSlot_NO_REPEAT_NGRAM_SIZE]);
-  o.mirostat_enabled = s[kSlot_MIROSTAT] == 2.0;
+  o.mirostat_enabled = s[kSlot_MIROSTAT] == 1.0 || s[kSlot_MIROSTAT] == 2.0;
+  o.mirostat.version = s[kSlot_MIROSTAT] == 1.0 ? 1 : 2;
   // Any other value (only in a malformed block) reads as off.
   o.p_less.mode = s[kSlot_P_LESS] == 1.0   ? PLessMode::kPLess
                   : s[kSlot_P_LESS] == 2.0 ? PLessMode::kNorm

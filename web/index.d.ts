@@ -89,8 +89,8 @@ export interface DecodeOptions {
   dry_sequence_breakers?: TokenIds;
   /** Hugging Face no-repeat-n-gram; 0: off. */
   no_repeat_ngram_size?: number;
-  /** 2: Mirostat v2 (0: off). */
-  mirostat?: 0 | 2;
+  /** 2: Mirostat 2.0, 1: Mirostat 1.0 (0: off), llama.cpp's values. */
+  mirostat?: 0 | 1 | 2;
   mirostat_tau?: number;
   mirostat_eta?: number;
   /** Previous token ids, oldest first (for the stateless calls). */

@@ -200,7 +200,7 @@ void TemperatureApply(StageCall& a) {
   }
 }
 
-// ---- mirostat v2 (mirostat.h): its mu is the sampler's state.
+// ---- mirostat 2.0 and 1.0 (mirostat.h): its mu is the sampler's state.
 bool MirostatSet(O o) { return o.mirostat_enabled; }
 bool MirostatActs(O o, bool greedy) { return !greedy && o.mirostat_enabled; }
 bool MirostatValid(O o, Complaint& why) {
@@ -208,16 +208,19 @@ bool MirostatValid(O o, Complaint& why) {
     return why("mirostat_tau must be a finite number > 0, got %g", o.mirostat.tau);
   if (!(o.mirostat.eta > 0.0f) || !Finite(o.mirostat.eta))
     return why("mirostat_eta must be a finite number > 0, got %g", o.mirostat.eta);
+  if (o.mirostat.version != 1 && o.mirostat.version != 2)
+    return why("mirostat must be 1 or 2 (its version), got %d", o.mirostat.version);
   return true;
 }
 void MirostatApply(StageCall& a) {
   if (a.greedy || !a.o.mirostat_enabled) return;
-  if (a.mirostat != nullptr) {
-    ApplyMirostat(a.c, a.o.mirostat, *a.mirostat, a.ws, a.ctx);
+  MirostatState initial;
+  if (a.mirostat == nullptr) MirostatReset(initial, a.o.mirostat);
+  const MirostatState& s = a.mirostat != nullptr ? *a.mirostat : initial;
+  if (a.o.mirostat.version == 1) {
+    ApplyMirostatV1(a.c, a.o.mirostat, s, a.ws, a.ctx);
   } else {
-    MirostatState initial;
-    MirostatReset(initial, a.o.mirostat);
-    ApplyMirostat(a.c, a.o.mirostat, initial, a.ws, a.ctx);
+    ApplyMirostat(a.c, a.o.mirostat, s, a.ws, a.ctx);
   }
 }
 

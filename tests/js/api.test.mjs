@@ -162,7 +162,7 @@ test('bad input throws TypeError/RangeError naming the option, and the module ke
     [() => bd.decode(logits, { banned_tokens: [1.5] }), RangeError, /banned_tokens/],
     [() => bd.decode(logits, { allowed_tokens: 'x' }), TypeError, /allowed_tokens/],
     [() => bd.decode(logits, { history: [-1] }), RangeError, /history/],
-    [() => bd.decode(logits, { mirostat: 1 }), RangeError, /mirostat/],
+    [() => bd.decode(logits, { mirostat: 3 }), RangeError, /mirostat/],
     [() => bd.decode(logits, { repetition_penalty: 0 }), RangeError, /repetition_penalty/],
     [() => bd.decode(logits, { samplers: ['top_q'] }), RangeError, /unknown stage 'top_q'/],
     [() => bd.decode(logits, { samplers: ['top_k'], top_p: 0.5 }), RangeError, /samplers does not list 'top_p'/],

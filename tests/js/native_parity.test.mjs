@@ -25,6 +25,7 @@ const CHAINS = [
   { seed: 6, epsilon_cutoff: 3e-4, eta_cutoff: 1e-3, top_n_sigma: 2, dynatemp_range: 0.5 },
   { seed: 7, top_k: 200, bregman: { divergence: 'primal', alpha: 1.5, lambda: 2e-3 } },
   { seed: 8, bregman: { divergence: 'dual', alpha: 2, lambda: 1e-3 }, repetition_penalty: 1.2 },
+  { seed: 9, mirostat: 1, mirostat_tau: 3, mirostat_eta: 0.2, temperature: 1.1 },
 ];
 
 function cliArgs(o) {

@@ -1,5 +1,5 @@
 // The decoders after the Bregman paper through the package: p-less and
-// p-less-norm, Top-H and llama.cpp's adaptive-p, in decode, sample, samplers
+// p-less-norm, Top-H, llama.cpp's adaptive-p and mirostat 1.0, in decode, sample, samplers
 // (adaptive-p's EMA through reset and clone) and batches, against a float64
 // reference written here from each rule (docs/samplers_adaptive.md); and their
 // checks.
@@ -134,6 +134,55 @@ test('adaptive-p: decode is the transform at the target; a sampler steers it by 
   assert.match(s.name, /adaptive_p/);
   s.dispose();
   c.dispose();
+});
+
+// Mirostat 1.0's kept set at mu: Zipf's exponent fitted on the 100 most
+// probable p (at temperature t), k = ((s-1) 2^mu / (1 - V^(1-s)))^(1/s), the
+// top max(floor(k), 1) (all when k is not below their count).
+function mirostatV1Ref(logits, mu, t = 1) {
+  const ids = sortedIds(logits);
+  const p = softmaxOf(logits, ids, t);
+  let num = 0, den = 0;
+  for (let i = 0; i + 1 < Math.min(100, ids.length); i++) {
+    const x = Math.log((i + 2) / (i + 1));
+    num += x * Math.log(p[i] / p[i + 1]);
+    den += x * x;
+  }
+  const s = num / den, v = logits.length;
+  const k = (((s - 1) * 2 ** mu) / (1 - v ** (1 - s))) ** (1 / s);
+  const kept = k < ids.length ? ids.slice(0, Math.max(1, Math.floor(k))) : ids;
+  return { ids: kept, probs: softmaxOf(logits, kept, t), margin: Math.abs(k - Math.round(k)) / Math.max(1, k) };
+}
+
+test('mirostat 1.0: decode keeps the top k of the Zipf estimate at mu = 2 tau; a sampler steers mu', () => {
+  let checked = 0;
+  const ks = new Set();
+  for (let seed = 1; seed <= 10; seed++) {
+    const logits = llmRow(5000, rng(200 + seed), 0.7 + 0.1 * (seed % 5));
+    for (const tau of [1.5, 2.5, 4, 6]) {
+      const want = mirostatV1Ref(logits, 2 * tau, 1.2);
+      if (want.margin < 1e-6) continue;
+      const o = { mirostat: 1, mirostat_tau: tau, temperature: 1.2 };
+      assert.equal(compareDist(bd.decode(logits, o), want), null, `seed ${seed}, tau ${tau}`);
+      ks.add(want.ids.length);
+      checked++;
+    }
+  }
+  assert.ok(checked >= 36 && ks.size >= 8, `${checked} cases, ${ks.size} distinct k`);
+  // A sampler: mu moves with the draws, so later steps keep other k than the first.
+  const logits = llmRow(5000, rng(9), 1);
+  const a = bd.createSampler({ mirostat: 1, mirostat_tau: 3, mirostat_eta: 0.5, seed: 4, return_distribution: true });
+  const b = a.clone();
+  const seen = new Set();
+  for (let i = 0; i < 30; i++) {
+    const x = a.sample(logits);
+    assert.equal(b.sample(logits).token, x.token);
+    seen.add(x.k);
+  }
+  assert.ok(seen.size >= 3, `k took ${seen.size} values`);
+  a.reset();
+  a.dispose();
+  b.dispose();
 });
 
 test('batches: each row as its own call', () => {

@@ -36,7 +36,7 @@ const OUT_OF_RANGE = {
   dry_allowed_length: [-1, 0.5],
   dry_penalty_last_n: [-2],
   no_repeat_ngram_size: [-1, 1.5],
-  mirostat: [1, 3, -1],
+  mirostat: [3, -1, 1.5],
   top_logprobs: [-1, 1.5],
 };
 const ID_LISTS = ['history', 'banned_tokens', 'allowed_tokens', 'dry_sequence_breakers'];

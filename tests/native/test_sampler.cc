@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "decoder.h"
+#include "reference/shaping_reference.h"
 #include "sampler_state.h"
 
 namespace {
@@ -174,4 +175,42 @@ TEST_CASE("chain order changes results as documented: top-k then top-p vs top-p 
   m.order_len = 2;
   REQUIRE(dec.Decode(row.data(), row.size(), m) == bd::StatusCode::kOk);
   CHECK(dec.k() == 3);
+}
+
+TEST_CASE("mirostat 1.0 through a sampler: each step's k and mu as the float64 reference says") {
+  const std::vector<float> row = ZipfRow(3000, 3);
+  bd::DecodeOptions o;
+  o.seed = 77;
+  o.temperature = 1.2f;
+  o.mirostat_enabled = true;
+  o.mirostat.version = 1;
+  o.mirostat.tau = 4.0f;
+  o.mirostat.eta = 0.3f;
+  o.return_distribution = true;
+  bd::Decoder dec;
+  bd::SamplerState s;
+  s.Reset(o.mirostat);
+  CHECK(s.mirostat().mu == 8.0f);
+  double mu = 8.0;  // the reference's mu, in float64
+  size_t distinct_k = 0, last_k = 0, checked = 0;
+  for (int step = 0; step < 40; ++step) {
+    CAPTURE(step);
+    shaping_ref::Cands all = shaping_ref::All(row);
+    all.temperature = o.temperature;
+    const shaping_ref::Result want = shaping_ref::MirostatV1(row, all, s.mirostat().mu);
+    REQUIRE(dec.Sample(row.data(), row.size(), o, &s) == bd::StatusCode::kOk);
+    if (want.margin > 1e-6) {
+      CHECK(dec.k() == want.c.ids.size());
+      ++checked;
+    }
+    distinct_k += dec.k() != last_k;
+    last_k = dec.k();
+    // mu -= eta (-log2 p - tau), p the drawn token's probability among the
+    // kept (the decoder's logprob).
+    mu = static_cast<float>(mu - 0.3 * (-dec.logprob() / std::log(2.0) - 4.0));
+    CHECK(s.mirostat().mu == doctest::Approx(mu).epsilon(1e-6));
+    mu = s.mirostat().mu;
+  }
+  CHECK(checked >= 35);
+  CHECK(distinct_k >= 3);  // mu moves k
 }

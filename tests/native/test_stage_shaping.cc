@@ -645,6 +645,53 @@ TEST_CASE("mirostat v2: random rows match the float64 reference") {
   CHECK(t.ambiguous + t.float_ambiguous <= t.cases / 50);
 }
 
+TEST_CASE("mirostat 1.0: k from the head's Zipf exponent, worked examples") {
+  Shaper sh;
+  const std::vector<float> row = FromProbs({0.4f, 0.3f, 0.2f, 0.1f});
+  auto run = [&](const std::vector<float>& r, float mu, size_t top_k = 0) {
+    bd::Candidates c = sh.Make(r);
+    if (top_k) bd::ApplyTopK(c, top_k, sh.ws);
+    bd::MirostatState s;
+    s.mu = mu;
+    bd::ApplyMirostatV1(c, bd::MirostatParams{5.0f, 0.1f, 1}, s, sh.ws, sh.ctx);
+    return sh.Finish(c);
+  };
+  // p = 0.4, 0.3, 0.2, 0.1, V = 4 (float64 Python, apart): s = 0.774053942110;
+  // k = 3.19430051381 at mu 2, 1.30459356459 at mu 1, 7.82125257202 at mu 3,
+  // 0.833729103854 at mu 0.5.
+  CHECK(bd::MirostatV1K(0.7740539421101141, 2.0, 4) == doctest::Approx(3.1943005138056466).epsilon(1e-12));
+  CHECK(bd::MirostatV1K(0.7740539421101141, 10.0, 4) == doctest::Approx(4126.483254709417).epsilon(1e-12));
+  Expect(run(row, 2.0f), {0, 1, 2}, {4 / 9.0, 3 / 9.0, 2 / 9.0});
+  Expect(run(row, 1.0f), {0}, {1.0});
+  Expect(run(row, 3.0f), {0, 1, 2, 3}, {0.4, 0.3, 0.2, 0.1});
+  Expect(run(row, 0.5f), {0}, {1.0});  // k < 1: the most probable
+  // A list (after top-k 3: p = 4/9, 3/9, 2/9, V still 4): s = 0.564170..,
+  // k = 3.72817.. at mu 2, not below the 3 left: all kept.
+  Expect(run(row, 2.0f, 3), {0, 1, 2}, {4 / 9.0, 3 / 9.0, 2 / 9.0});
+  // s = 1 exactly takes the limit 2^mu / ln V: p_i proportional to 1/(i+1).
+  CHECK(bd::MirostatV1K(1.0, 3.0, 1000) == doctest::Approx(8.0 / std::log(1000.0)).epsilon(1e-12));
+  // One candidate: kept whatever mu.
+  Expect(run(FromProbs({1.0f}), 0.0f), {0}, {1.0});
+}
+
+TEST_CASE("mirostat 1.0: random rows match the float64 reference") {
+  const Tally t = Sweep(703, [](Tally& tally, const std::vector<float>& row, size_t top_k,
+                                double temp, int variant, std::mt19937_64&) {
+    const float mus[] = {10.0f, 5.0f, 3.0f, 1.0f, 15.0f, 7.5f};
+    const float mu = mus[variant % 6];
+    CompareCase(
+        tally, row, top_k, temp,
+        [&](bd::Candidates& c, Shaper& sh) {
+          bd::MirostatState s;
+          s.mu = mu;
+          bd::ApplyMirostatV1(c, bd::MirostatParams{5.0f, 0.1f, 1}, s, sh.ws, sh.ctx);
+        },
+        [&](const ref::Logits& l, const ref::Cands& rc) { return ref::MirostatV1(l, rc, mu); });
+  });
+  Report("mirostat 1.0", t);
+  CHECK(t.ambiguous + t.float_ambiguous <= t.cases / 50);
+}
+
 TEST_CASE("typical: the histogram of a sampled distance band gives the full histogram's cut") {
   // The first bracket's histogram covers only a band around the centre that
   // a sample of the candidates says holds the stop; where it falls short the full

@@ -1,5 +1,5 @@
 // Float64 reference of the distribution-shaping stages (typical, epsilon,
-// eta, top-n-sigma, XTC, dynamic temperature, mirostat v2), written plainly
+// eta, top-n-sigma, XTC, dynamic temperature, mirostat 2.0 and 1.0), written plainly
 // from the documented rules (docs/samplers_shaping.md) with full sorts: the
 // oracle the SIMD, sort-free production stages are checked against. Shares no
 // code with src/.
@@ -205,6 +205,33 @@ inline Result Mirostat(const Logits& l, const Cands& in, double mu) {
   while (k < order.size() && -lp[k] / std::log(2.0) <= mu) ++k;
   for (double x : lp) r.margin = std::min(r.margin, std::fabs(-x / std::log(2.0) - mu) / std::max(1.0, std::fabs(mu)));
   r.c.ids.assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(std::max<size_t>(k, 1)));
+  return r;
+}
+
+// llama.cpp mirostat 1.0 (Basu et al. 2021, Algorithm 1) truncation: Zipf's
+// exponent s fitted by least squares to log(p_i / p_{i+1}) against
+// log((i + 2) / (i + 1)) over the 100 most probable tokens, then
+// k = ((s - 1) 2^mu / (1 - V^(1 - s)))^(1 / s) and the top max(floor(k), 1)
+// (all of them when k is not below their count). Margin: k's distance to the
+// nearest integer, relative to k.
+inline Result MirostatV1(const Logits& l, const Cands& in, double mu) {
+  Result r{in, kNoMargin};
+  if (in.ids.size() <= 1) return r;
+  const std::vector<int32_t> order = Canonical(l, in.ids);
+  const std::vector<double> p = Probs(l, order, in.temperature);
+  const size_t head = std::min<size_t>(100, order.size());
+  double num = 0.0, den = 0.0;
+  for (size_t i = 0; i + 1 < head; ++i) {
+    const double x = std::log((i + 2.0) / (i + 1.0));
+    num += x * std::log(p[i] / p[i + 1]);
+    den += x * x;
+  }
+  const double s = num / den, v = static_cast<double>(l.size());
+  const double ratio = s == 1.0 ? 1.0 / std::log(v) : (s - 1.0) / (1.0 - std::pow(v, 1.0 - s));
+  const double k = std::pow(ratio * std::pow(2.0, mu), 1.0 / s);
+  if (!(k < static_cast<double>(order.size()))) return r;
+  r.margin = std::fabs(k - std::round(k)) / std::max(1.0, k);
+  r.c.ids.assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(std::max(1.0, std::floor(k))));
   return r;
 }
 

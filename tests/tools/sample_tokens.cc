@@ -48,7 +48,10 @@ bool Set(bd::DecodeOptions& o, const std::string& name, const char* v) {
   else if (name == "dry_allowed_length") o.dry.allowed_length = i;
   else if (name == "dry_penalty_last_n") o.dry.last_n = i;
   else if (name == "no_repeat_ngram_size") o.no_repeat_ngram.size = i;
-  else if (name == "mirostat") o.mirostat_enabled = i == 2;
+  else if (name == "mirostat") {
+    o.mirostat_enabled = i == 1 || i == 2;
+    o.mirostat.version = i == 1 ? 1 : 2;
+  }
   else if (name == "mirostat_tau") o.mirostat.tau = static_cast<float>(x);
   else if (name == "mirostat_eta") o.mirostat.eta = static_cast<float>(x);
   else if (name == "dynatemp_range") o.dynatemp.range = static_cast<float>(x);

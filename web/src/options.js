@@ -153,8 +153,8 @@ function writeSwitches(slots, M, o) {
     if (typeof o.sorted !== 'boolean') throw new TypeError(`sorted must be a boolean, got ${typeof o.sorted}`);
     slots[M.SLOT_UNSORTED] = o.sorted ? 0 : 1;
   }
-  if (o.mirostat !== undefined && o.mirostat !== 0 && o.mirostat !== 2) {
-    throw new RangeError(`mirostat must be 0 (off) or 2 (Mirostat v2), got ${o.mirostat}`);
+  if (o.mirostat !== undefined && o.mirostat !== 0 && o.mirostat !== 1 && o.mirostat !== 2) {
+    throw new RangeError(`mirostat must be 0 (off), 1 (Mirostat 1.0) or 2 (Mirostat 2.0), got ${o.mirostat}`);
   }
 }
 

@@ -49,8 +49,9 @@ async function extensions(): Promise<void> {
   bd.decode(logits, { allowed_mask: [1, 2] });
   // @ts-expect-error unknown stage name
   bd.decode(logits, { samplers: ['top_q'] });
-  // @ts-expect-error mirostat v1 is not offered
-  bd.createSampler({ mirostat: 1 });
+  bd.createSampler({ mirostat: 1, mirostat_tau: 3 });
+  // @ts-expect-error mirostat is 0, 1 or 2
+  bd.createSampler({ mirostat: 3 });
   // @ts-expect-error a sampler takes no history (use accept)
   bd.createSampler({ history: [1] });
   void lp; void top; void d; void rows; void dists; void c;
