@@ -44,10 +44,17 @@ export const GEN_FAMILIES = ['top-k', 'top-p', 'min-p', 'typical', 'epsilon', 't
 
 /**
  * Settings run in generation at each temperature beside the matched-k ones:
- * a method's published default (Top-H's alpha = 0.4).
+ * a method's published default (Top-H's alpha = 0.4), and llama.cpp's
+ * adaptive-p at its documented general-purpose target 0.5 (decay 0.9) after
+ * min-p 0.05, the pairing its author recommends. Adaptive-p is a final
+ * selector with a state (the EMA of the drawn tokens' probabilities), not a
+ * truncation: it has no teacher-forcing sweep, and generation runs it through
+ * a sampler (worker.mjs), one per prompt.
  */
 export const PAPER_DEFAULTS = [
   { family: 'top-h', param: 'top_h', value: 0.4, options: stage('top_h')(0.4) },
+  { family: 'adaptive-p', param: 'adaptive_target', value: 0.5,
+    options: { samplers: ['temperature', 'min_p', 'adaptive_p'], min_p: 0.05, adaptive_target: 0.5, adaptive_decay: 0.9 } },
 ];
 
 export function withTemperature(options, T) {

@@ -54,13 +54,17 @@ function generate({ ids, contLen, options, seed }) {
   let logits;
   for (let pos = 0; pos < ids.length; pos++) logits = model.forward(ids[pos], pos);
   let pos = ids.length;
+  // A stateful stage (adaptive-p's EMA) needs a sampler; its t-th draw uses
+  // the same uniform as the stateless call at step t.
+  const sampler = options.adaptive_target >= 0 ? bd.createSampler({ ...options, seed, logprobs: true }) : null;
   for (let t = 0; t < contLen; t++) {
-    const r = bd.sample(logits, { ...options, seed, step: t, logprobs: true });
+    const r = sampler ? sampler.sample(logits) : bd.sample(logits, { ...options, seed, step: t, logprobs: true });
     tokens[t] = r.token;
     logp[t] = r.raw_logprob;
     ks[t] = r.k;
     if (t + 1 < contLen) logits = model.forward(r.token, pos++);
   }
+  sampler?.dispose();
   return { tokens, logp, ks };
 }
 

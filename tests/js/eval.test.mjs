@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { load } from '../../dist/node.mjs';
 import { heldoutDocs, loadModel, makeChunks } from '../../eval/data.mjs';
-import { FAMILIES, GEN_FAMILIES } from '../../eval/decoders.mjs';
+import { FAMILIES, GEN_FAMILIES, PAPER_DEFAULTS } from '../../eval/decoders.mjs';
 import { renderReport } from '../../eval/report.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -164,7 +164,7 @@ test('npm run eval --quick: sanity facts pass and results.json has every point',
     }
     const g = res.generation;
     for (const T of res.config.genTemperatures) {
-      for (const family of ['pure sampling', ...GEN_FAMILIES]) {
+      for (const family of ['pure sampling', ...GEN_FAMILIES, ...PAPER_DEFAULTS.map((d) => d.family)]) {
         const p = g.points.find((q) => q.T === T && q.family === family);
         assert.ok(p, `${family} at T ${T}`);
         assert.ok(p.ppl > 1 && p.rep4 >= 0 && p.rep4 <= 1 && p.distinct2 > 0 && p.distinct3 <= 1 && p.meanK >= 1);
@@ -203,6 +203,11 @@ test('the committed full run: complete, passing, and its tables and figures are 
         const ks = res.teacherForcing.points.filter((p) => p.T === T && p.family === fam.family).map((p) => p.meanK);
         assert.ok(Math.min(...ks) < 2 && Math.max(...ks) > 150, `${fam.family}: mean k ${Math.min(...ks)}..${Math.max(...ks)}`);
       }
+    }
+  }
+  for (const T of res.config.genTemperatures) {
+    for (const family of ['pure sampling', ...GEN_FAMILIES, ...PAPER_DEFAULTS.map((d) => d.family)]) {
+      assert.ok(res.generation.points.some((q) => q.T === T && q.family === family), `generation: ${family} at T ${T}`);
     }
   }
   for (const p of res.generation.points) assert.equal(p.perPrompt.nll.length, res.generation.prompts);
