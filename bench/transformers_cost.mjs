@@ -16,6 +16,9 @@
 // time over all tokens of all runs (one interval per token). Also, per token, the
 // forward pass (onnxruntime-node), the processor, and of it the time in the
 // sampler's sample() (the row's copy into wasm and the chain).
+// Each process first generates as many tokens unmeasured (V8 tiers up the
+// wasm and the JS it runs, onnxruntime warms its threads): --tokens 96 by
+// default, as the first few dozen tokens of a process run slower.
 //   node bench/transformers_cost.mjs [--tokens N] [--runs R]
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -27,7 +30,7 @@ import { writeSyntheticModel } from '../tools/synthetic_onnx.mjs';
 
 const args = process.argv.slice(2);
 const arg = (name, d) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : d);
-const tokens = arg('--tokens', 32), runs = arg('--runs', 5);
+const tokens = arg('--tokens', 96), runs = arg('--runs', 5);
 const only = args.includes('--config') ? args[args.indexOf('--config') + 1] : null;
 const cache = fileURLToPath(new URL('./.cache/', import.meta.url));
 if (!existsSync(`${cache}synthetic-262144/onnx/model.onnx`)) writeSyntheticModel(`${cache}synthetic-262144`);

@@ -34,7 +34,7 @@ const CONFIG = QUICK ? {
   tfChunks: 6, promptLen: 16, contLen: 24, stride: 3, tfTemperatures: [1, 1.5],
   genPrompts: 2, genTemperatures: [1, 2], genTargetsT1: [20], genTargetsHot: [20], seed: 20250525,
 } : {
-  // About 640 000 forward passes: ~25 minutes on an idle 2-core machine (see docs/quality.md).
+  // About 896 000 forward passes: ~35 minutes on an idle 2-core machine (see docs/quality.md).
   tfChunks: 200, promptLen: 16, contLen: 64, stride: 4, tfTemperatures: [1, 1.5],
   genPrompts: 200, genTemperatures: [1, 1.5, 2], genTargetsT1: [10, 40], genTargetsHot: [40], seed: 20250525,
 };
