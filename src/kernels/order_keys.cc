@@ -7,6 +7,7 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include "kernels/compress-inl.h"
 #include "kernels/wasm_compress-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -74,8 +75,8 @@ size_t RowKeysBelowImpl(const float* HWY_RESTRICT row, size_t n, uint64_t last,
     const size_t kept = static_cast<size_t>(__builtin_popcount(mask_bits));
 #else
     if (hn::AllFalse(du, keep)) continue;
-    const auto hi_c = hn::Compress(hi, keep);
-    const auto lo_c = hn::Compress(lo, keep);
+    const auto hi_c = CompressLanes(du, hi, keep);
+    const auto lo_c = CompressLanes(du, lo, keep);
     const size_t kept = hn::CountTrue(du, keep);
 #endif
     // Whole vectors into the slack: lanes past the count are don't-care.

@@ -9,6 +9,7 @@
 
 #include "kernels/band_terms-inl.h"
 #include "kernels/blocks.h"
+#include "kernels/compress-inl.h"
 #include "kernels/exp-inl.h"
 #include "kernels/virtual_lanes-inl.h"
 #include "kernels/wasm_compress-inl.h"
@@ -35,9 +36,9 @@ HWY_INLINE size_t StoreKept(D d, M keep, hn::Vec<D> v, hn::Vec<hn::RebindToSigne
   if (kWithW) hn::StoreU(WasmCompress(w, bits), d, w_out + count);
   return count + static_cast<size_t>(__builtin_popcount(bits));
 #else
-  hn::StoreU(hn::Compress(v, keep), d, vals_out + count);
-  hn::StoreU(hn::Compress(id, hn::RebindMask(di, keep)), di, ids_out + count);
-  if (kWithW) hn::StoreU(hn::Compress(w, keep), d, w_out + count);
+  hn::StoreU(CompressLanes(d, v, keep), d, vals_out + count);
+  hn::StoreU(CompressLanes(di, id, hn::RebindMask(di, keep)), di, ids_out + count);
+  if (kWithW) hn::StoreU(CompressLanes(d, w, keep), d, w_out + count);
   return count + hn::CountTrue(d, keep);
 #endif
 }

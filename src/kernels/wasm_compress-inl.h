@@ -1,7 +1,7 @@
 // Per-target, used on wasm only: mask bits and lane compression that
 // Highway 1.0.3 does slowly there (through the stack). The compaction
 // kernels (threshold.cc, order_keys.cc) compress with these on wasm and with
-// hn::Compress elsewhere.
+// CompressLanes (compress-inl.h) elsewhere.
 
 // Per-target include guard: this header is included once per Highway target.
 #if defined(BD_KERNELS_WASM_COMPRESS_INL_H_) == defined(HWY_TARGET_TOGGLE)
