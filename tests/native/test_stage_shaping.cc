@@ -595,15 +595,46 @@ TEST_CASE("dynamic temperature: random rows match the float64 reference") {
 
 // ---------------------------------------------------------------- mirostat
 
+namespace {
+
+// The mirostat truncation of `version` (1 or 2) at mu, as the registry
+// applies it.
+void ApplyMirostatAt(int version, float mu, bd::Candidates& c, Shaper& sh) {
+  bd::MirostatState s;
+  s.mu = mu;
+  const bd::MirostatParams p{5.0f, 0.1f, version};
+  if (version == 1) {
+    bd::ApplyMirostatV1(c, p, s, sh.ws, sh.ctx);
+  } else {
+    bd::ApplyMirostat(c, p, s, sh.ws, sh.ctx);
+  }
+}
+
+// Random rows of the stage sweep (seed) against the float64 reference of
+// `version`, at six values of mu.
+Tally MirostatSweep(uint64_t seed, int version) {
+  return Sweep(seed, [version](Tally& tally, const std::vector<float>& row, size_t top_k,
+                               double temp, int variant, std::mt19937_64&) {
+    const float mus[] = {10.0f, 5.0f, 3.0f, 1.0f, 15.0f, 7.5f};
+    const float mu = mus[variant % 6];
+    CompareCase(
+        tally, row, top_k, temp,
+        [&](bd::Candidates& c, Shaper& sh) { ApplyMirostatAt(version, mu, c, sh); },
+        [&](const ref::Logits& l, const ref::Cands& rc) {
+          return version == 1 ? ref::MirostatV1(l, rc, mu) : ref::Mirostat(l, rc, mu);
+        });
+  });
+}
+
+}  // namespace
+
 TEST_CASE("mirostat v2: truncation by surprise, at least one token, and the mu update") {
   Shaper sh;
   const std::vector<float> row = FromProbs({0.4f, 0.3f, 0.2f, 0.1f});
   auto run = [&](const std::vector<float>& r, float mu, size_t top_k = 0) {
     bd::Candidates c = sh.Make(r);
     if (top_k) bd::ApplyTopK(c, top_k, sh.ws);
-    bd::MirostatState s;
-    s.mu = mu;
-    bd::ApplyMirostat(c, bd::MirostatParams{}, s, sh.ws, sh.ctx);
+    ApplyMirostatAt(2, mu, c, sh);
     return sh.Finish(c);
   };
   // Surprises (bits): 1.3219, 1.7370, 2.3219, 3.3219.
@@ -628,19 +659,7 @@ TEST_CASE("mirostat v2: truncation by surprise, at least one token, and the mu u
 }
 
 TEST_CASE("mirostat v2: random rows match the float64 reference") {
-  const Tally t = Sweep(701, [](Tally& tally, const std::vector<float>& row, size_t top_k,
-                                double temp, int variant, std::mt19937_64&) {
-    const float mus[] = {10.0f, 5.0f, 3.0f, 1.0f, 15.0f, 7.5f};
-    const float mu = mus[variant % 6];
-    CompareCase(
-        tally, row, top_k, temp,
-        [&](bd::Candidates& c, Shaper& sh) {
-          bd::MirostatState s;
-          s.mu = mu;
-          bd::ApplyMirostat(c, bd::MirostatParams{}, s, sh.ws, sh.ctx);
-        },
-        [&](const ref::Logits& l, const ref::Cands& rc) { return ref::Mirostat(l, rc, mu); });
-  });
+  const Tally t = MirostatSweep(701, 2);
   Report("mirostat", t);
   CHECK(t.ambiguous + t.float_ambiguous <= t.cases / 50);
 }
@@ -651,9 +670,7 @@ TEST_CASE("mirostat 1.0: k from the head's Zipf exponent, worked examples") {
   auto run = [&](const std::vector<float>& r, float mu, size_t top_k = 0) {
     bd::Candidates c = sh.Make(r);
     if (top_k) bd::ApplyTopK(c, top_k, sh.ws);
-    bd::MirostatState s;
-    s.mu = mu;
-    bd::ApplyMirostatV1(c, bd::MirostatParams{5.0f, 0.1f, 1}, s, sh.ws, sh.ctx);
+    ApplyMirostatAt(1, mu, c, sh);
     return sh.Finish(c);
   };
   // p = 0.4, 0.3, 0.2, 0.1, V = 4 (float64 Python, apart): s = 0.774053942110;
@@ -675,19 +692,7 @@ TEST_CASE("mirostat 1.0: k from the head's Zipf exponent, worked examples") {
 }
 
 TEST_CASE("mirostat 1.0: random rows match the float64 reference") {
-  const Tally t = Sweep(703, [](Tally& tally, const std::vector<float>& row, size_t top_k,
-                                double temp, int variant, std::mt19937_64&) {
-    const float mus[] = {10.0f, 5.0f, 3.0f, 1.0f, 15.0f, 7.5f};
-    const float mu = mus[variant % 6];
-    CompareCase(
-        tally, row, top_k, temp,
-        [&](bd::Candidates& c, Shaper& sh) {
-          bd::MirostatState s;
-          s.mu = mu;
-          bd::ApplyMirostatV1(c, bd::MirostatParams{5.0f, 0.1f, 1}, s, sh.ws, sh.ctx);
-        },
-        [&](const ref::Logits& l, const ref::Cands& rc) { return ref::MirostatV1(l, rc, mu); });
-  });
+  const Tally t = MirostatSweep(703, 1);
   Report("mirostat 1.0", t);
   CHECK(t.ambiguous + t.float_ambiguous <= t.cases / 50);
 }
